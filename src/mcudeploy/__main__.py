@@ -1,0 +1,6 @@
+"""``python -m mcudeploy`` is the ``mcudeploy`` command."""
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

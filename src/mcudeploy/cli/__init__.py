@@ -1,0 +1,1 @@
+"""The command-line interface: thin adapters over library functions (see :mod:`.main`)."""

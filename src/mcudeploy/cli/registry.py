@@ -1,0 +1,31 @@
+"""The one place CLI subcommands register.
+
+A subcommand is a module in :mod:`mcudeploy.cli` that calls :func:`command` with its name,
+a one-line help, a function that adds its arguments to an ``argparse`` parser, and a
+function that runs it (taking the parsed namespace, returning the exit code). The run
+function stays thin: parse options, call the library, render the result.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None]):
+    """Decorator registering ``run`` as subcommand ``name``."""
+    def decorate(run: Callable[[argparse.Namespace], int]):
+        COMMANDS[name] = Command(name, help, add_arguments, run)
+        return run
+    return decorate

@@ -1,0 +1,55 @@
+"""User-facing error classes and their process exit codes.
+
+Every error a user can cause (bad file, unsupported op, dynamic shape, a path that
+escapes the model folder, ...) is raised as a subclass of :class:`McuDeployError`.
+The CLI prints ``str(error)`` as one message, without a traceback, and exits with the
+class's ``exit_code``; anything else is a bug and keeps its traceback.
+
+Messages follow one rule: say *what* (the file, node, option), *where*, *by how much*,
+and *what to do about it*.
+"""
+from __future__ import annotations
+
+
+class McuDeployError(Exception):
+    """Base class of every error caused by user input. Exit code 1."""
+
+    exit_code = 1
+
+
+class UsageError(McuDeployError):
+    """A command-line option or argument is wrong (bad value, missing file)."""
+
+    exit_code = 2
+
+
+class ModelFormatError(McuDeployError):
+    """The model file is not a readable model: empty, truncated, random bytes, wrong identifier."""
+
+    exit_code = 3
+
+
+class UnsupportedError(McuDeployError):
+    """The model is well-formed but uses something mcudeploy does not support
+    (an op, an attribute value, control flow, a dynamic shape)."""
+
+    exit_code = 4
+
+
+class UnsafePathError(McuDeployError):
+    """A path inside the model (e.g. ONNX external data) points outside the model's folder."""
+
+    exit_code = 5
+
+
+class GraphError(McuDeployError):
+    """The graph is inconsistent: a cycle, a dangling value, a shape or dtype that does
+    not match its op. Raised by the IR verifier and by importers on malformed graphs."""
+
+    exit_code = 6
+
+
+class DataError(McuDeployError):
+    """Input data for running or calibrating a model is wrong: NaN/Inf, wrong shape or dtype."""
+
+    exit_code = 7

@@ -1,0 +1,72 @@
+"""Model importers: the only code that imports ``onnx`` or ``tflite``.
+
+:func:`load_model` detects the format from the file's bytes (not only its extension) and
+hands the file to the matching importer, which returns a verified :class:`~mcudeploy.ir.Graph`
+with ``metadata`` keys ``format``, ``path``, ``sha256`` (and format-specific ones).
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable
+
+from ..errors import ModelFormatError, UsageError
+from ..ir import Graph
+
+InputShapes = dict[str, tuple[int, ...]]
+
+
+def detect_format(path: Path, head: bytes) -> str:
+    """``"onnx"`` or ``"tflite"`` from the first bytes; ``ModelFormatError`` otherwise."""
+    if not head:
+        raise ModelFormatError(f"{path}: the file is empty; expected an ONNX (.onnx) or "
+                               "TFLite (.tflite) model")
+    if len(head) >= 8 and head[4:8] == b"TFL3":
+        return "tflite"
+    suffix = path.suffix.lower()
+    if suffix == ".tflite":
+        ident = head[4:8] if len(head) >= 8 else head
+        raise ModelFormatError(f"{path}: not a TFLite flatbuffer: file identifier is {ident!r}, "
+                               "expected b'TFL3' (is the file truncated or another format?)")
+    if suffix == ".onnx" or head[:1] == b"\x08":  # ONNX ModelProto starts with field 1 (ir_version)
+        return "onnx"
+    raise ModelFormatError(f"{path}: unrecognised model format (neither an ONNX protobuf nor a "
+                           "TFLite flatbuffer); give a .onnx or .tflite file")
+
+
+def _importers() -> dict[str, Callable[..., Graph]]:
+    from .onnx_importer import import_onnx
+    from .tflite_importer import import_tflite
+    return {"onnx": import_onnx, "tflite": import_tflite}
+
+
+def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> Graph:
+    """Read the model at ``path`` into a verified IR graph.
+
+    ``input_shapes`` overrides the shape of named inputs (needed for dynamic dimensions,
+    like ``--input-shape NAME=1,3,224,224`` on the command line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such model file")
+    data = path.read_bytes()
+    fmt = detect_format(path, data[:16])
+    graph = _importers()[fmt](path, data, input_shapes=input_shapes or {})
+    graph.metadata.setdefault("format", fmt)
+    graph.metadata["path"] = str(path)
+    graph.metadata["sha256"] = hashlib.sha256(data).hexdigest()
+    graph.metadata["file_bytes"] = len(data)
+    return graph
+
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` option)."""
+    name, sep, dims = text.rpartition("=")
+    try:
+        shape = tuple(int(d) for d in dims.split(","))
+    except ValueError:
+        shape = ()
+    if not sep or not name or not shape or any(d <= 0 for d in shape):
+        raise UsageError(f"--input-shape {text!r}: expected NAME=D1,D2,... with positive "
+                         "integers, e.g. input=1,3,224,224")
+    return name, shape

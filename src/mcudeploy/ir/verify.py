@@ -1,0 +1,110 @@
+"""The IR verifier: checks every invariant written in the IR docstrings.
+
+Run between pipeline stages in tests (``driver`` runs it after import and after every
+pass pipeline). It collects all problems and raises one :class:`GraphError` listing them,
+each naming the node or value.
+
+Checks: op registered; input count within the op's spec; attributes normalised; node
+order is topological (acyclic, nothing read before it is produced); no dangling value
+(every non-constant input is produced or is a graph input); unique node and value names;
+use lists match the inputs; constants match their dtype and shape; shapes static and
+positive; every node's outputs match its op's shape inference; graph outputs produced;
+quantize / dequantize values carry quantization parameters.
+"""
+from __future__ import annotations
+
+from ..errors import GraphError
+from .graph import Graph
+from .node import Node
+from .registry import get_op
+from .value import Value
+
+
+def _check_value(value: Value, problems: list[str]) -> None:
+    if any(d <= 0 for d in value.shape):
+        problems.append(f"value {value.name!r} has a non-positive dimension {list(value.shape)}")
+    if value.const is not None:
+        if value.const.shape != value.shape or value.const.dtype != value.dtype.numpy:
+            problems.append(f"constant {value.name!r} holds {value.const.dtype}{list(value.const.shape)} "
+                            f"but is declared {value.type_str()}")
+    if value.quant is not None and value.quant.axis is not None:
+        axis = value.quant.axis
+        if not -value.rank <= axis < value.rank or value.shape[axis] != value.quant.scale.size:
+            problems.append(f"value {value.name!r}: per-channel axis {axis} with "
+                            f"{value.quant.scale.size} scales does not fit {value.type_str()}")
+
+
+def _check_node(node: Node, available: set[int], problems: list[str]) -> None:
+    where = f"node {node.name!r} ({node.op})"
+    try:
+        opdef = get_op(node.op)
+    except Exception as err:  # unknown op
+        problems.append(f"{where}: {err}")
+        return
+    present = len(node.inputs)
+    if present < opdef.min_inputs or (opdef.max_inputs is not None and present > opdef.max_inputs):
+        problems.append(f"{where}: has {present} inputs, expects {', '.join(opdef.inputs)}")
+    for index, value in enumerate(node.inputs):
+        if value is None:
+            required = index < len(opdef.inputs) and not opdef.inputs[index].endswith("?")
+            if required:
+                problems.append(f"{where}: required input {opdef.inputs[index]} is missing")
+            continue
+        if (node, index) not in value.uses:
+            problems.append(f"{where}: input {value.name!r} does not list this use")
+        if id(value) not in available and value.const is None:
+            if value.producer is None:
+                problems.append(f"{where}: input {value.name!r} is dangling (no producer, "
+                                "not a graph input, not a constant)")
+            else:
+                problems.append(f"{where}: input {value.name!r} is read before its producer "
+                                f"{value.producer.name!r} runs (order is not topological, or a cycle)")
+    for value in node.outputs:
+        if value.producer is not node:
+            problems.append(f"{where}: output {value.name!r} names another producer")
+    if problems and problems[-1].startswith(where):
+        return
+    try:
+        expected = opdef.infer(node.inputs, node.attrs)
+    except ValueError as err:
+        problems.append(f"{where}: {err}")
+        return
+    if len(expected) != len(node.outputs):
+        problems.append(f"{where}: has {len(node.outputs)} outputs, its op gives {len(expected)}")
+    for value, want in zip(node.outputs, expected):
+        if value.shape != want.shape or value.dtype != want.dtype:
+            problems.append(f"{where}: output {value.name!r} is {value.type_str()}, shape "
+                            f"inference gives {want.dtype}[{','.join(map(str, want.shape))}]")
+    if node.op == "QuantizeLinear" and node.outputs and node.outputs[0].quant is None:
+        problems.append(f"{where}: output {node.outputs[0].name!r} has no quantization parameters")
+    if node.op == "DequantizeLinear" and node.inputs and node.inputs[0] is not None \
+            and node.inputs[0].quant is None:
+        problems.append(f"{where}: input {node.inputs[0].name!r} has no quantization parameters")
+
+
+def verify(graph: Graph) -> None:
+    """Raise :class:`GraphError` listing every broken invariant of ``graph``; return if none."""
+    problems: list[str] = []
+    available: set[int] = {id(v) for v in graph.inputs}
+    node_names: set[str] = set()
+    value_names: dict[str, int] = {}
+    for value in graph.values():
+        if value_names.setdefault(value.name, id(value)) != id(value):
+            problems.append(f"two different values are named {value.name!r}")
+        _check_value(value, problems)
+    for value in graph.inputs:
+        if value.producer is not None:
+            problems.append(f"graph input {value.name!r} is produced by {value.producer.name!r}")
+    for node in graph.nodes:
+        if node.name in node_names:
+            problems.append(f"two nodes are named {node.name!r}")
+        node_names.add(node.name)
+        _check_node(node, available, problems)
+        available.update(id(v) for v in node.outputs)
+    for value in graph.outputs:
+        if id(value) not in available and value.const is None:
+            problems.append(f"graph output {value.name!r} is not produced by any node")
+    if problems:
+        shown = "\n  - ".join(problems[:25])
+        more = f"\n  ... and {len(problems) - 25} more" if len(problems) > 25 else ""
+        raise GraphError(f"graph {graph.name!r} is invalid ({len(problems)} problem(s)):\n  - {shown}{more}")

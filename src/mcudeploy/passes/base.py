@@ -1,0 +1,46 @@
+"""The pass contract.
+
+A pass is an object with
+
+* ``name`` — short identifier used in logs and ``--passes`` options;
+* ``requires`` — one sentence: what must hold of the graph before it runs;
+* ``ensures`` — one sentence: what holds after it ran;
+* ``run(graph) -> bool`` — rewrites ``graph`` in place, returns whether anything changed.
+
+Passes never mutate constant arrays in place (see :mod:`mcudeploy.ir.graph`) and keep
+``graph.nodes`` topologically ordered. :func:`run_passes` runs a list in order and, with
+``verify=True`` (tests, ``driver``), runs the IR verifier after each pass so that a broken
+invariant is blamed on the pass that broke it.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Protocol
+
+from ..errors import GraphError
+from ..ir import Graph, verify
+
+log = logging.getLogger(__name__)
+
+
+class Pass(Protocol):
+    name: str
+    requires: str
+    ensures: str
+
+    def run(self, graph: Graph) -> bool: ...
+
+
+def run_passes(graph: Graph, passes: Iterable[Pass], *, verify_each: bool = True) -> list[str]:
+    """Run ``passes`` in order on ``graph``; return the names of those that changed it."""
+    changed: list[str] = []
+    for p in passes:
+        if p.run(graph):
+            changed.append(p.name)
+            log.debug("pass %s changed %s (%d nodes)", p.name, graph.name, len(graph.nodes))
+        if verify_each:
+            try:
+                verify(graph)
+            except GraphError as err:
+                raise GraphError(f"after pass {p.name}: {err}") from None
+    return changed

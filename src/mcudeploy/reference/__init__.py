@@ -1,0 +1,4 @@
+"""Numpy executors for the IR: the executable specification of every op.
+
+* :func:`run_float` — float32 reference (``float_executor``), kernels in ``float_kernels/``.
+"""

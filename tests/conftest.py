@@ -1,0 +1,34 @@
+"""Shared test fixtures.
+
+The real models live in ``../shared`` beside the checkout (read-only); set
+``MCUDEPLOY_SHARED`` to point elsewhere. Tests that need them skip with a reason when the
+folder is absent, except in CI (``CI=true``), where a missing folder is an error.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
+MODELS = SHARED / "models"
+DATA = SHARED / "data"
+
+
+def shared_model(relative: str) -> Path:
+    """Path of a model under ``../shared/models``; skip (or fail in CI) when missing."""
+    path = MODELS / relative
+    if not path.exists():
+        if os.environ.get("CI") == "true":
+            raise FileNotFoundError(f"shared model {path} missing in CI")
+        pytest.skip(f"shared model {path} not available")
+    return path
+
+
+@pytest.fixture
+def models_dir() -> Path:
+    if not MODELS.exists():
+        pytest.skip(f"{MODELS} not available")
+    return MODELS
