@@ -42,13 +42,16 @@ def _check_node(node: Node, available: set[int], problems: list[str]) -> None:
         problems.append(f"{where}: {err}")
         return
     present = len(node.inputs)
+    inferable = True  # shape inference needs the right number of inputs, all present
     if present < opdef.min_inputs or (opdef.max_inputs is not None and present > opdef.max_inputs):
         problems.append(f"{where}: has {present} inputs, expects {', '.join(opdef.inputs)}")
+        inferable = False
     for index, value in enumerate(node.inputs):
         if value is None:
             required = index < len(opdef.inputs) and not opdef.inputs[index].endswith("?")
             if required:
                 problems.append(f"{where}: required input {opdef.inputs[index]} is missing")
+                inferable = False
             continue
         if (node, index) not in value.uses:
             problems.append(f"{where}: input {value.name!r} does not list this use")
@@ -62,7 +65,7 @@ def _check_node(node: Node, available: set[int], problems: list[str]) -> None:
     for value in node.outputs:
         if value.producer is not node:
             problems.append(f"{where}: output {value.name!r} names another producer")
-    if problems and problems[-1].startswith(where):
+    if not inferable:
         return
     try:
         expected = opdef.infer(node.inputs, node.attrs)

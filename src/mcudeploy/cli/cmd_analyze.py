@@ -1,0 +1,59 @@
+"""``mcudeploy analyze MODEL``: summary and per-layer table of a model (like ``stedgeai analyze``)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from ..importers import load_model, parse_input_shape
+from ..report.analysis import analyze_graph
+from ..report.render import print_report, to_csv, to_json
+from .registry import command
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments every command that reads a model shares."""
+    parser.add_argument("model", type=Path, help="ONNX (.onnx) or TFLite (.tflite) model file")
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                        help="fix the shape of input NAME (needed for dynamic dimensions); repeatable")
+
+
+def input_shapes_from(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    return dict(parse_input_shape(text) for text in args.input_shape)
+
+
+def _write(text: str, destination: str) -> None:
+    if destination == "-":
+        sys.stdout.write(text)
+        return
+    path = Path(destination)
+    if not path.parent.exists():
+        raise UsageError(f"cannot write {path}: folder {path.parent} does not exist")
+    path.write_text(text)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--optimize", action="store_true",
+                        help="analyze after the cleanup pipeline (BN folding, activation fusion, "
+                             "NHWC layout) instead of the graph as imported")
+    parser.add_argument("--json", metavar="FILE", help="write the full analysis as JSON ('-' = stdout)")
+    parser.add_argument("--csv", metavar="FILE", help="write the per-layer table as CSV ('-' = stdout)")
+
+
+@command("analyze", "Summarise a model: I/O, MACC, parameters, weights, activations, per-layer table",
+         _arguments)
+def run(args: argparse.Namespace) -> int:
+    graph = load_model(args.model, input_shapes=input_shapes_from(args))
+    if args.optimize:
+        from ..passes.pipelines import run_pipeline
+        run_pipeline(graph, "cleanup")
+    analysis = analyze_graph(graph)
+    if args.json:
+        _write(to_json(analysis), args.json)
+    if args.csv:
+        _write(to_csv(analysis), args.csv)
+    if not (args.json == "-" or args.csv == "-"):
+        print_report(analysis)
+    return 0

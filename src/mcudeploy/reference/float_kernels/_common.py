@@ -1,0 +1,55 @@
+"""Helpers shared by the float kernels: working precision, fused clamp, layouts."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Node
+
+
+def wide(array: np.ndarray) -> np.ndarray:
+    """``array`` in the accumulation dtype: float64 for floats, int64 for integers."""
+    if np.issubdtype(array.dtype, np.floating):
+        return array.astype(np.float64, copy=False)
+    if np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
+        return array.astype(np.int64, copy=False)
+    return array
+
+
+def output_dtype(node: Node, index: int = 0) -> np.dtype:
+    return node.outputs[index].dtype.numpy
+
+
+def clamp(array: np.ndarray, node: Node) -> np.ndarray:
+    """The fused activation: clip to ``[activation_min, activation_max]`` (None = unbounded)."""
+    low, high = node.attrs.get("activation_min"), node.attrs.get("activation_max")
+    if low is None and high is None:
+        return array
+    return np.clip(array, low, high)
+
+
+def finish(array: np.ndarray, node: Node) -> list[np.ndarray]:
+    """Apply the fused clamp and round once to the output value's dtype."""
+    return [clamp(array, node).astype(output_dtype(node), copy=False)]
+
+
+def to_nhwc(array: np.ndarray, layout: str) -> np.ndarray:
+    return array.transpose(0, 2, 3, 1) if layout == "NCHW" else array
+
+
+def from_nhwc(array: np.ndarray, layout: str) -> np.ndarray:
+    return array.transpose(0, 3, 1, 2) if layout == "NCHW" else array
+
+
+def nhwc_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    """A rank-4 shape of ``layout`` written in NHWC order."""
+    return (shape[0], shape[2], shape[3], shape[1]) if layout == "NCHW" else tuple(shape)
+
+
+def windows(padded: np.ndarray, out_hw: tuple[int, int], kernel_hw: tuple[int, int],
+            strides: tuple[int, int], dilations: tuple[int, int]) -> np.ndarray:
+    """A read-only strided view ``[N, OH, OW, kH, kW, C]`` of the sliding windows of an
+    NHWC array: ``view[n, y, x, i, j, c] = padded[n, y*sH + i*dH, x*sW + j*dW, c]``."""
+    sn, sh, sw, sc = padded.strides
+    shape = (padded.shape[0], *out_hw, *kernel_hw, padded.shape[3])
+    step = (sn, sh * strides[0], sw * strides[1], sh * dilations[0], sw * dilations[1], sc)
+    return np.lib.stride_tricks.as_strided(padded, shape, step, writeable=False)

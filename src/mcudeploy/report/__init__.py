@@ -1,0 +1,1 @@
+"""Reports: model analysis records and their renderings (terminal table, JSON, CSV)."""
