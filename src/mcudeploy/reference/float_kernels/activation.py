@@ -37,7 +37,8 @@ _UNARY = {
 
 
 def _unary(node: Node, inputs: list) -> list[np.ndarray]:
-    return [np.asarray(_UNARY[node.op](wide(inputs[0]), node)).astype(output_dtype(node), copy=False)]
+    result = np.asarray(_UNARY[node.op](wide(inputs[0]), node))
+    return [result.astype(output_dtype(node), copy=False)]
 
 
 for _op_name in _UNARY:

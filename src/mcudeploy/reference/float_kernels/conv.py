@@ -101,8 +101,9 @@ def conv_transpose(node: Node, inputs: list) -> list[np.ndarray]:
     grouped = x.reshape(n, h, w, group, per_group_in)
     for i in range(kh):
         for j in range(kw):
-            contribution = np.einsum("nhwgc,gco->nhwgo", grouped, taps[i, j])
-            full[:, i * dh:i * dh + (h - 1) * sh + 1:sh, j * dw:j * dw + (w - 1) * sw + 1:sw] += contribution
+            rows = slice(i * dh, i * dh + (h - 1) * sh + 1, sh)
+            columns = slice(j * dw, j * dw + (w - 1) * sw + 1, sw)
+            full[:, rows, columns] += np.einsum("nhwgc,gco->nhwgo", grouped, taps[i, j])
     y = full.reshape(n, full_h, full_w, group * per_group_out)
     y = y[:, top:top + out_shape[1], left:left + out_shape[2]]
     if bias is not None:

@@ -16,8 +16,8 @@ from .registry import kernel
 def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if np.issubdtype(a.dtype, np.integer):
         wide_a, wide_b = a.astype(np.int64), b.astype(np.int64)
-        with np.errstate(divide="ignore"):
-            magnitude = np.where(wide_b == 0, 0, np.abs(wide_a) // np.where(wide_b == 0, 1, np.abs(wide_b)))
+        divisor = np.where(wide_b == 0, 1, np.abs(wide_b))
+        magnitude = np.where(wide_b == 0, 0, np.abs(wide_a) // divisor)
         return np.sign(wide_a) * np.sign(wide_b) * magnitude
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.divide(a, b)
