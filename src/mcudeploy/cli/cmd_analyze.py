@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..importers import load_model, parse_input_shape
+from ..driver import import_and_clean
+from ..importers import parse_input_shape
 from ..report.analysis import analyze_graph
 from ..report.render import print_report, to_csv, to_json
 from .registry import command
@@ -45,10 +46,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 @command("analyze", "Summarise a model: I/O, MACC, parameters, weights, activations, per-layer table",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    graph = load_model(args.model, input_shapes=input_shapes_from(args))
-    if args.optimize:
-        from ..passes.pipelines import run_pipeline
-        run_pipeline(graph, "cleanup")
+    graph = import_and_clean(args.model, input_shapes=input_shapes_from(args),
+                             pipeline="cleanup" if args.optimize else "none")
     analysis = analyze_graph(graph)
     if args.json:
         _write(to_json(analysis), args.json)

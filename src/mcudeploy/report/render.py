@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import io
 import json
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -105,7 +106,8 @@ def _layer_table(analysis: Analysis) -> Table:
 
 def print_report(analysis: Analysis, console: Console | None = None) -> None:
     """The terminal report: summary, I/O table, per-layer table."""
-    console = console or Console()
+    # Piped output (files, CI logs) gets wide rows instead of 80 folded columns.
+    console = console or Console(width=None if sys.stdout.isatty() else 220)
     console.print(_summary_table(analysis))
     console.print(_io_table(analysis))
     console.print(_layer_table(analysis))

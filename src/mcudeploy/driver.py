@@ -1,0 +1,25 @@
+"""The pipeline as straight-line functions, with ``ir.verify`` between stages.
+
+Commands call these instead of chaining stages themselves, so that the order of stages is
+written down once. Stages not built yet (quantize, map, plan, codegen) will be added here
+in pipeline order.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .importers import InputShapes, load_model
+from .ir import Graph, verify
+from .passes.pipelines import run_pipeline
+
+
+def import_and_clean(path: str | Path, *, input_shapes: InputShapes | None = None,
+                     pipeline: str = "cleanup") -> Graph:
+    """Import a model and run a pass pipeline (``"none"`` for the graph as imported).
+
+    The importer verifies its graph; :func:`run_pipeline` verifies after every pass.
+    """
+    graph = load_model(path, input_shapes=input_shapes)
+    verify(graph)
+    run_pipeline(graph, pipeline)
+    return graph
