@@ -1,0 +1,71 @@
+"""What every lint rule reads: the graph, the target, the NPU/CPU mapping, and small
+graph queries shared by several rules (layout of a tensor, node order, producers)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import Graph, Node, Value
+from ..mapping import Mapping
+from ..targets import Target
+
+FOLDING_PRODUCERS = ("Conv", "ConvTranspose", "Gemm")
+REMOVED_BY_CLEANUP = ("Dropout", "Identity")
+LAYOUT_OPS_WITH_ATTR = ("Conv", "ConvTranspose", "BatchNormalization", "MaxPool", "AveragePool",
+                        "GlobalAveragePool")
+
+
+@dataclass
+class LintContext:
+    graph: Graph
+    target: Target
+    mapping: Mapping
+    order: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.order = {node.name: index for index, node in enumerate(self.graph.nodes)}
+
+    def layout_of(self, value: Value) -> str | None:
+        """``NCHW`` / ``NHWC`` of a rank-4 tensor: its annotation, else the ``layout``
+        attribute of a spatial op that produces or reads it, else ``None``."""
+        if value.rank != 4:
+            return None
+        if value.layout:
+            return value.layout
+        neighbours = [value.producer] if value.producer is not None else []
+        neighbours += value.users
+        for node in neighbours:
+            if node.op in LAYOUT_OPS_WITH_ATTR:
+                return node.attrs["layout"]
+        return None
+
+    def spatial_size(self, value: Value) -> tuple[int, int] | None:
+        layout = self.layout_of(value)
+        if layout is None:
+            return None
+        if layout == "NCHW":
+            return value.shape[2], value.shape[3]
+        return value.shape[1], value.shape[2]
+
+    def on_npu(self, node: Node) -> bool:
+        return self.target.npu is not None and self.mapping.placement(node.name).device == "npu"
+
+    def fold_blocker(self, node: Node) -> str | None:
+        """Why BatchNormalization ``node`` cannot fold into its producer, or ``None``."""
+        source = node.inputs[0]
+        producer = source.producer
+        if producer is None:
+            return f"its input {source.name!r} is a graph input, not a convolution output"
+        if producer.op not in FOLDING_PRODUCERS:
+            return f"its input comes from {producer.op} {producer.name!r}, not from Conv / Gemm"
+        readers = len(source.users) + (source in self.graph.outputs)
+        if readers > 1:
+            return (f"the output of {producer.op} {producer.name!r} is also read by "
+                    f"{readers - 1} other consumer(s), which need the un-normalised values")
+        return None
+
+    def removed_by_cleanup(self, node: Node) -> bool:
+        """Whether the cleanup pipeline removes ``node`` before mapping (a no-op, or a
+        BatchNormalization it folds), so NPU placement questions do not apply to it."""
+        if node.op in REMOVED_BY_CLEANUP:
+            return True
+        return node.op == "BatchNormalization" and self.fold_blocker(node) is None

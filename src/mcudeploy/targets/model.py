@@ -1,0 +1,161 @@
+"""Hardware targets as plain records: a :class:`Target` has one CPU :class:`Core`, an optional
+:class:`Npu` and a list of :class:`MemoryRegion` s.
+
+Input: the fields a loader read from a data file (``targets/builtin/*.toml``, a user's TOML
+file, an ST ``.mpool`` memory-pool file). Output: frozen records that later stages
+(mapping, planning, estimation, lint) read; nothing here knows about models.
+
+Units are the SI ones the estimators use: clocks in Hz, sizes in bytes, bandwidth in
+bytes per second, latency in cycles of the core clock. The NPU's peak throughput is
+``ops_per_cycle x clock_hz`` operations per second, with one MACC = 2 operations
+(``tops = 2 x MACC/s / 1e12``).
+
+:func:`check_regions` holds the checks that need more than one field (overlap); the
+per-field checks live in the loader, which knows the file and key to name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..errors import UsageError
+
+MEMORY_KINDS = ("sram", "psram", "flash")
+"""``sram``: on-chip RAM; ``psram``: external RAM (PSRAM, HyperRAM, SDRAM);
+``flash``: read-only storage (internal or external NOR flash)."""
+ACCESS_MODES = ("rw", "r")
+SECURITY_ATTRIBUTES = ("secure", "non-secure", "both")
+"""TrustZone view of the region's address: ``secure`` (secure alias), ``non-secure``
+(non-secure alias) or ``both`` (no TrustZone on this core, or not partitioned)."""
+FPU_KINDS = ("none", "single", "double")
+MVE_KINDS = ("none", "integer", "float")
+"""Arm M-profile Vector Extension (Helium): absent, integer-only, or integer + float."""
+LAYOUTS = ("NHWC", "NCHW")
+
+
+class TargetError(UsageError):
+    """A target description (TOML, ``.mpool`` or memory-pool JSON) is wrong: the message
+    names the file, the key and what to change. Exit code 2 like other usage errors."""
+
+
+@dataclass(frozen=True)
+class Core:
+    name: str
+    clock_hz: float
+    fpu: str = "none"
+    dsp: bool = False
+    mve: str = "none"
+
+    @property
+    def has_float(self) -> bool:
+        return self.fpu != "none"
+
+
+@dataclass(frozen=True)
+class Npu:
+    """An NPU and what it accepts. A node runs on it only when every mapping predicate
+    (:mod:`mcudeploy.mapping.predicates`) passes; these fields are what they compare."""
+    name: str
+    clock_hz: float
+    ops_per_cycle: float
+    ops: frozenset[str]
+    dtypes: frozenset[str] = frozenset({"int8"})
+    channel_alignment: int = 1
+    strict_channel_alignment: bool = False
+    max_kernel: int = 0          # 0: no limit
+    max_stride: int = 0          # 0: no limit
+    max_dimension: int = 0       # 0: no limit
+
+    @property
+    def tops(self) -> float:
+        """Peak tera-operations per second (1 MACC = 2 operations)."""
+        return self.ops_per_cycle * self.clock_hz / 1e12
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    name: str
+    base: int
+    size: int
+    kind: str = "sram"
+    access: str = "rw"
+    bandwidth: float = 0.0       # bytes / s; 0 = unknown
+    latency_cycles: int = 0
+    security: str = "both"
+    npu_access: bool = True
+    note: str = ""
+
+    @property
+    def end(self) -> int:
+        """First address after the region."""
+        return self.base + self.size
+
+    @property
+    def writable(self) -> bool:
+        return self.access == "rw"
+
+    @property
+    def on_chip(self) -> bool:
+        return self.kind == "sram"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    core: Core
+    regions: tuple[MemoryRegion, ...]
+    npu: Npu | None = None
+    description: str = ""
+    references: tuple[str, ...] = ()
+    layout: str = "NHWC"                 # activation layout of the target's kernels
+    input_spatial_multiple: int = 1      # input H and W must be multiples of this (1 = any)
+    source: str = "<memory>"             # file it was read from, for messages
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def has_npu(self) -> bool:
+        return self.npu is not None
+
+    def region(self, name: str) -> MemoryRegion:
+        for region in self.regions:
+            if region.name == name:
+                return region
+        raise TargetError(f"{self.source}: target {self.name!r} has no memory region {name!r}; "
+                          f"it has {', '.join(r.name for r in self.regions)}")
+
+    def regions_of_kind(self, kind: str) -> list[MemoryRegion]:
+        return [r for r in self.regions if r.kind == kind]
+
+    @property
+    def largest_sram(self) -> MemoryRegion | None:
+        """The largest on-chip writable region (a single tensor cannot span two regions)."""
+        candidates = [r for r in self.regions if r.on_chip and r.writable]
+        return max(candidates, key=lambda r: r.size, default=None)
+
+    @property
+    def total_sram(self) -> int:
+        return sum(r.size for r in self.regions if r.on_chip and r.writable)
+
+    def with_regions(self, regions: tuple[MemoryRegion, ...] | list[MemoryRegion],
+                     source: str) -> "Target":
+        """This target with its memory replaced (e.g. by an ST ``.mpool`` file), checked."""
+        regions = tuple(regions)
+        check_regions(regions, source)
+        return replace(self, regions=regions)
+
+
+def check_regions(regions: tuple[MemoryRegion, ...], source: str) -> None:
+    """Refuse duplicate names and overlapping address ranges, naming both regions."""
+    seen: set[str] = set()
+    for region in regions:
+        if region.name in seen:
+            raise TargetError(f"{source}: memory region name {region.name!r} is used twice; "
+                              "give each region a unique name")
+        seen.add(region.name)
+    ordered = sorted(regions, key=lambda r: r.base)
+    for first, second in zip(ordered, ordered[1:]):
+        if second.base < first.end:
+            overlap = first.end - second.base
+            raise TargetError(
+                f"{source}: memory regions {first.name!r} [{first.base:#010x}, {first.end:#010x}) "
+                f"and {second.name!r} [{second.base:#010x}, {second.end:#010x}) overlap by "
+                f"{overlap} bytes; fix their base or size")
