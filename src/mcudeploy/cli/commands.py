@@ -1,2 +1,4 @@
 """Imports every subcommand module so that each registers itself."""
 from . import cmd_analyze  # noqa: F401
+from . import cmd_lint  # noqa: F401
+from . import cmd_targets  # noqa: F401

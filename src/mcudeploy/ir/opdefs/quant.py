@@ -7,11 +7,12 @@ from ._common import macc_per_output
 
 
 @op("QuantizeLinear", "quant", inputs=("X",), macc=macc_per_output,
-    attrs={"to": Attr("str", "int8", ("int8", "uint8", "int16"))})
+    attrs={"to": Attr("str", "int8", ("int8", "uint8", "int16", "int32"))})
 def quantize_linear(inputs, attrs):
     """Float input: ``Y = saturate(round_half_even(X / scale) + zero_point)`` with the output
     value's QuantParams (ONNX QuantizeLinear). Integer input: requantize from the input's
-    QuantParams to the output's (TFLite QUANTIZE between two quantized types)."""
+    QuantParams to the output's (TFLite QUANTIZE between two quantized types; ``to="int32"``
+    occurs in int16 models, e.g. int16 -> int32 and back)."""
     return [TensorType(DType(attrs["to"]), inputs[0].shape)]
 
 
