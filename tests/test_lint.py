@@ -177,10 +177,24 @@ def test_layout_op_deeper_is_not_flagged():
 def test_dynamic_shape_from_importer_metadata():
     graph = clean_graph()
     graph.metadata["dynamic_dimensions"] = [
-        {"input": "x", "axis": 0, "symbol": "batch", "value": 1}]
+        {"input": "x", "axis": 0, "symbol": "batch", "value": 1},
+        {"input": "x", "axis": 2, "symbol": "width", "value": 96}]
     found = findings(graph, CPU_TARGET, "dynamic-shape")
-    assert len(found) == 1 and found[0].node is None
-    assert "input 'x' dimension 0 (batch) fixed to 1" in found[0].message
+    by_severity = {f.severity: f for f in found}       # batch of 1 is only worth knowing
+    assert sorted(by_severity) == ["info", "warning"] and len(found) == 2
+    assert by_severity["info"].node is None
+    assert "input 'x' dimension 0 (batch) fixed to 1" in by_severity["info"].message
+    assert "input 'x' dimension 2 (width) fixed to 96" in by_severity["warning"].message
+
+
+def test_dynamic_dimensions_recorded_by_both_importers(tmp_path):
+    from mcudeploy.importers import load_model
+    from conftest import shared_model
+    tflite = load_model(shared_model("mlperf_tiny/resnet8_int8.tflite"))
+    assert tflite.metadata["dynamic_dimensions"] == [
+        {"input": "input_1_int8", "axis": 0, "symbol": None, "value": 1}]
+    onnx_graph = load_model(shared_model("onnx/mobilenetv2_0.5_128.onnx"))
+    assert all(entry["axis"] == 0 for entry in onnx_graph.metadata["dynamic_dimensions"])
 
 
 def test_nchw_input_on_nhwc_target():

@@ -124,24 +124,23 @@ def layout_op_at_boundary(context: LintContext) -> Iterator[Finding]:
             "export), or let the layout come out of the upsample directly")
 
 
-def _dynamic_entries(metadata: dict) -> list[str]:
-    """Human-readable fixed dynamic dimensions recorded by an importer (see docs/targets.md)."""
+def _dynamic_entries(metadata: dict) -> list[tuple[bool, str]]:
+    """``(is_batch_of_one, text)`` for each dynamic input dimension an importer fixed
+    (``graph.metadata["dynamic_dimensions"]``, entries ``{input, axis, symbol, value}``)."""
     entries = metadata.get("dynamic_dimensions") or []
-    texts = []
-    for entry in entries if isinstance(entries, (list, tuple)) else [entries]:
-        if isinstance(entry, dict):
-            texts.append(f"input {entry.get('input', '?')!r} dimension {entry.get('axis', '?')} "
-                         f"({entry.get('symbol') or 'unnamed'}) fixed to {entry.get('value', '?')}")
-        else:
-            texts.append(str(entry))
-    return texts
+    return [(entry.get("axis") == 0 and entry.get("value") == 1,
+             f"input {entry.get('input', '?')!r} dimension {entry.get('axis', '?')} "
+             f"({entry.get('symbol') or 'unnamed'}) fixed to {entry.get('value', '?')}")
+            for entry in entries if isinstance(entry, dict)]
 
 
 @rule("dynamic-shape", "dynamic input dimensions that the importer fixed to a value")
 def dynamic_shape(context: LintContext) -> Iterator[Finding]:
-    for text in _dynamic_entries(context.graph.metadata):
+    # A dynamic batch fixed to 1 is what nearly every exported model has and what an MCU
+    # runs: worth knowing (info), not a warning. Any other fixed dimension is a warning.
+    for batch_of_one, text in _dynamic_entries(context.graph.metadata):
         yield Finding(
-            "dynamic-shape", "warning", None,
+            "dynamic-shape", "info" if batch_of_one else "warning", None,
             f"the model declares a dynamic dimension: {text}",
             "the deployed model has static shapes and memory planned for exactly this size; "
             "other sizes will not run",

@@ -1,0 +1,143 @@
+"""Data-movement ops: RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, CONCATENATION, SPLIT,
+SPLIT_V, SLICE, PAD, PADV2, MIRROR_PAD, DEPTH_TO_SPACE. Shape-giving operands must be
+constants; they become static IR attributes.
+
+Pads: TFLite ``paddings`` ``[rank, 2]`` (row i = before / after of axis i) become ONNX order
+``(before_0, ..., before_{r-1}, after_0, ..., after_{r-1})``. PADV2's constant value is
+stored quantized like the input; the IR wants the real value ``scale * (q - zero_point)``.
+"""
+from __future__ import annotations
+
+import math
+
+from tflite.MirrorPadMode import MirrorPadMode
+
+from ..common import ACTIVATION_RANGES, converter, normalize_axis
+from ..context import ConversionContext
+from ..tensors import quant_params
+
+
+def _resolve_shape(ctx: ConversionContext, shape: list[int], size: int) -> tuple[int, ...]:
+    """Replace one ``-1`` so that the shape holds ``size`` elements."""
+    known = math.prod(d for d in shape if d != -1)
+    if shape.count(-1) == 1 and known > 0 and size % known == 0:
+        shape = [size // known if d == -1 else d for d in shape]
+    if any(d <= 0 for d in shape) or math.prod(shape) != size:
+        raise ctx.unsupported(f"cannot reshape {size} elements to {shape}")
+    return tuple(shape)
+
+
+@converter("RESHAPE")
+def reshape(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    if not ctx.infer_shapes:
+        target = ctx.stored_shape()
+    elif ctx.tensor(1) is not None and ctx.is_constant(ctx.tensor(1)):
+        target = _resolve_shape(ctx, ctx.constant_ints(1, "shape"), x.size)
+    else:
+        target = _resolve_shape(ctx, list(ctx.options.get("new_shape", ())), x.size)
+    ctx.add_node("Reshape", [x], {"shape": target})
+
+
+@converter("SQUEEZE")
+def squeeze(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    axes = [normalize_axis(ctx, a, x.rank) for a in ctx.options.get("squeeze_dims", ())]
+    if not axes:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    ctx.add_node("Squeeze", [x], {"axes": sorted(set(axes))})
+
+
+@converter("EXPAND_DIMS")
+def expand_dims(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    (axis,) = ctx.constant_ints(1, "axis")
+    ctx.add_node("Unsqueeze", [x], {"axes": [normalize_axis(ctx, axis, x.rank + 1)]})
+
+
+@converter("TRANSPOSE")
+def transpose(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    ctx.add_node("Transpose", [x], {"perm": ctx.constant_ints(1, "permutation")})
+
+
+@converter("CONCATENATION")
+def concatenation(ctx: ConversionContext) -> None:
+    inputs = [ctx.require_input(i, "input") for i in range(ctx.input_count())]
+    axis = normalize_axis(ctx, int(ctx.options.get("axis", 0)), inputs[0].rank)
+    code = int(ctx.options.get("fused_activation_function", 0))
+    if code == 0:
+        ctx.add_node("Concat", inputs, {"axis": axis})
+        return
+    if code not in ACTIVATION_RANGES:
+        raise ctx.unsupported(f"fused activation code {code} is not supported")
+    low, high = ACTIVATION_RANGES[code]
+    joined = ctx.add_helper("Concat", inputs, {"axis": axis}, suffix="concat", main=True,
+                            quant=ctx.output_quant())
+    ctx.add_node("Clip", [joined], {"min": low, "max": high}, suffix="activation")
+
+
+@converter("SPLIT")
+def split(ctx: ConversionContext) -> None:
+    x = ctx.require_input(1, "input")
+    (axis,) = ctx.constant_ints(0, "axis")
+    axis = normalize_axis(ctx, axis, x.rank)
+    count = int(ctx.options.get("num_splits", len(ctx.operator.outputs)))
+    if count <= 0 or x.shape[axis] % count:
+        raise ctx.unsupported(f"cannot split {x.shape[axis]} elements into {count} equal parts")
+    ctx.add_node("Split", [x], {"axis": axis, "split": [x.shape[axis] // count] * count})
+
+
+@converter("SPLIT_V")
+def split_v(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    sizes = ctx.constant_ints(1, "size_splits")
+    (axis,) = ctx.constant_ints(2, "axis")
+    axis = normalize_axis(ctx, axis, x.rank)
+    if sizes.count(-1) == 1:
+        sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
+    ctx.add_node("Split", [x], {"axis": axis, "split": sizes})
+
+
+@converter("SLICE")
+def slice_(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    begin, size = ctx.constant_ints(1, "begin"), ctx.constant_ints(2, "size")
+    if len(begin) != x.rank or len(size) != x.rank:
+        raise ctx.unsupported(f"begin {begin} / size {size} do not match rank {x.rank}")
+    ends = [x.shape[i] if s == -1 else b + s for i, (b, s) in enumerate(zip(begin, size))]
+    ctx.add_node("Slice", [x], {"starts": begin, "ends": ends, "axes": list(range(x.rank)),
+                                "steps": [1] * x.rank})
+
+
+def _onnx_pads(ctx: ConversionContext, rank: int) -> list[int]:
+    paddings = ctx.constant(1, "paddings")
+    if paddings.shape != (rank, 2):
+        raise ctx.unsupported(f"paddings shape {list(paddings.shape)} must be [{rank}, 2]")
+    return [int(v) for v in paddings[:, 0]] + [int(v) for v in paddings[:, 1]]
+
+
+@converter("PAD", "PADV2")
+def pad(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    value = 0.0
+    if ctx.operator.op_name == "PADV2" and ctx.tensor(2) is not None:
+        raw = ctx.constant(2, "constant value").reshape(-1)
+        quant = quant_params(ctx.path, ctx.tensor(2))
+        value = float(quant.dequantize(raw)[0]) if quant is not None else float(raw[0])
+    ctx.add_node("Pad", [x], {"pads": _onnx_pads(ctx, x.rank), "value": value})
+
+
+@converter("MIRROR_PAD")
+def mirror_pad(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    if int(ctx.options.get("mode", MirrorPadMode.REFLECT)) != MirrorPadMode.REFLECT:
+        raise ctx.unsupported("MIRROR_PAD mode SYMMETRIC is not supported (only REFLECT)")
+    ctx.add_node("Pad", [x], {"pads": _onnx_pads(ctx, x.rank), "mode": "reflect"})
+
+
+@converter("DEPTH_TO_SPACE")
+def depth_to_space(ctx: ConversionContext) -> None:
+    x = ctx.require_input(0, "input")
+    ctx.add_node("DepthToSpace", [x], {"blocksize": int(ctx.options.get("block_size", 0)),
+                                       "mode": "DCR", "layout": "NHWC"})
