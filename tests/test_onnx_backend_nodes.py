@@ -154,8 +154,9 @@ def skip_reason(case, supported: set[str]) -> str | None:
             return "MaxPool Indices output (the IR op gives values only)"
         if node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]:
             return "dynamic / training-mode outputs (training_mode input)"
-        if node.op_type in SPATIAL_2D_OPS and _spatial_rank(case, node) != 4:
-            return f"{node.op_type} on a rank-{_spatial_rank(case, node)} tensor (IR ops are 2-D)"
+        if node.op_type in SPATIAL_2D_OPS and _spatial_rank(case, node) not in (3, 4):
+            return (f"{node.op_type} on a rank-{_spatial_rank(case, node)} tensor (IR ops are "
+                    "2-D; the importer lifts 1-D to 2-D, 3-D is refused)")
         if node.op_type == "Resize" and _resize_scale_mismatch(case, node):
             return "Resize scales differ from output/input size ratio (IR keeps sizes only)"
     return None
