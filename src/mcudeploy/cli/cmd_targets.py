@@ -12,6 +12,7 @@ from rich.table import Table
 from ..report.render import human_bytes
 from ..targets import Target, builtin_names, load_target
 from .registry import command
+from ..report.console import make_console
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +76,7 @@ def _as_json(target: Target) -> dict:
 @command("targets", "List the built-in hardware targets, or show one target's core, NPU and memory",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     if args.target is None:
         if args.json:
             sys.stdout.write(json.dumps([_as_json(load_target(n)) for n in builtin_names()],

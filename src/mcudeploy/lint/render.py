@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import LintReport
+from ..report.console import make_console
 
 STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -39,7 +40,7 @@ def to_json(report: LintReport) -> str:
 
 
 def print_report(report: LintReport, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or make_console()
     mapping, target = report.mapping, report.target
     console.print(f"[bold]mcudeploy lint[/bold] {escape(report.model)} on "
                   f"[bold]{escape(target.name)}[/bold]")

@@ -6,12 +6,12 @@ import csv
 import dataclasses
 import io
 import json
-import sys
 
 from rich.console import Console
 from rich.table import Table
 
 from .analysis import Analysis, TensorInfo
+from .console import make_console
 
 
 def human_bytes(count: int) -> str:
@@ -106,8 +106,7 @@ def _layer_table(analysis: Analysis) -> Table:
 
 def print_report(analysis: Analysis, console: Console | None = None) -> None:
     """The terminal report: summary, I/O table, per-layer table."""
-    # Piped output (files, CI logs) gets wide rows instead of 80 folded columns.
-    console = console or Console(width=None if sys.stdout.isatty() else 220)
+    console = console or make_console()
     console.print(_summary_table(analysis))
     console.print(_io_table(analysis))
     console.print(_layer_table(analysis))
