@@ -23,11 +23,15 @@ def _params(value: Value, node: Node) -> QuantParams:
     return value.quant
 
 
-def quantize(real: np.ndarray, params: QuantParams, dtype: np.dtype) -> np.ndarray:
-    """``clip(round_half_even(real / scale) + zero_point)`` as ``dtype``."""
+def quantize(real: np.ndarray, params: QuantParams, dtype: np.dtype,
+             rounding: str = "half_to_even") -> np.ndarray:
+    """``clip(round(real / scale) + zero_point)`` as ``dtype``; halves to even (ONNX) or,
+    with ``rounding="half_away_from_zero"``, away from zero (TFLite)."""
     shape = params.broadcast_shape(real.ndim)
     scaled = np.divide(real.astype(np.float32, copy=False), params.scale.reshape(shape))
-    stored = np.rint(scaled).astype(np.float64) + params.zero_point.reshape(shape)
+    rounded = (np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) if rounding == "half_away_from_zero"
+               else np.rint(scaled))
+    stored = rounded.astype(np.float64) + params.zero_point.reshape(shape)
     info = np.iinfo(dtype)
     return np.clip(stored, info.min, info.max).astype(dtype)
 
@@ -37,7 +41,7 @@ def quantize_linear(node: Node, inputs: list) -> list[np.ndarray]:
     x = inputs[0]
     if not np.issubdtype(x.dtype, np.floating):
         x = _params(node.inputs[0], node).dequantize(x)
-    return [quantize(x, _params(node.outputs[0], node), output_dtype(node))]
+    return [quantize(x, _params(node.outputs[0], node), output_dtype(node), node.attrs["rounding"])]
 
 
 @kernel("DequantizeLinear")

@@ -25,7 +25,7 @@ def quantize(ctx: ConversionContext) -> None:
                               f"{'/'.join(QUANTIZED_OUTPUTS)} tensor with a scale and zero point")
     if x.dtype.is_integer and x.quant is None:
         raise ctx.unsupported(f"integer input {x.name!r} has no quantization parameters")
-    ctx.add_node("QuantizeLinear", [x], {"to": dtype.value})
+    ctx.add_node("QuantizeLinear", [x], {"to": dtype.value, "rounding": "half_away_from_zero"})
 
 
 @converter("DEQUANTIZE")

@@ -1,0 +1,76 @@
+"""The integer kernel registry: IR op name -> (prepare, eval), as TFLite Micro splits them.
+
+* ``prepare(node) -> params``: everything derived from the node's quantization parameters
+  and attributes (multipliers, shifts, offsets, activation clamps in the quantized domain,
+  lookup tables), as a frozen dataclass of plain ints and int arrays. These are exactly
+  the numbers the C code generator emits; :func:`prepare_node` is its entry point.
+  Unsupported dtype / quantization combinations raise :class:`UnsupportedError` here,
+  before anything runs.
+* ``eval(node, params, inputs) -> outputs``: the arithmetic. Every array carries one
+  leading batch axis ``B`` in front of the value's declared shape (constants arrive with
+  ``B = 1`` and broadcast); outputs have shape ``(B,) + value.shape`` and the value's dtype.
+
+Register with ``@int_kernel("Conv", prepare=prepare_conv)`` on the eval function.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ...errors import UnsupportedError
+from ...ir import Node
+
+Prepare = Callable[[Node], Any]
+Eval = Callable[[Node, Any, list[Optional[np.ndarray]]], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class IntKernel:
+    op: str
+    prepare: Prepare
+    eval: Eval
+
+
+_KERNELS: dict[str, IntKernel] = {}
+
+
+def no_params(node: Node) -> None:
+    """Prepare step of ops without parameters (pure data movement)."""
+    return None
+
+
+def int_kernel(op_name: str, *, prepare: Prepare = no_params) -> Callable[[Eval], Eval]:
+    """Register the decorated function as the integer eval of ``op_name``, with ``prepare``."""
+    def decorate(function: Eval) -> Eval:
+        if op_name in _KERNELS:
+            raise RuntimeError(f"integer kernel for {op_name} registered twice")
+        _KERNELS[op_name] = IntKernel(op_name, prepare, function)
+        return function
+    return decorate
+
+
+def get_int_kernel(op_name: str) -> IntKernel:
+    """The integer kernel of ``op_name``; ``UnsupportedError`` when there is none."""
+    _load()
+    try:
+        return _KERNELS[op_name]
+    except KeyError:
+        raise UnsupportedError(f"the integer reference has no kernel for op {op_name!r}; it "
+                               f"implements {', '.join(sorted(_KERNELS))}") from None
+
+
+def prepare_node(node: Node) -> Any:
+    """The prepared parameters of ``node`` (what the C code generator emits for it)."""
+    return get_int_kernel(node.op).prepare(node)
+
+
+def all_int_kernels() -> dict[str, IntKernel]:
+    _load()
+    return dict(_KERNELS)
+
+
+def _load() -> None:
+    from . import (activation, conv, elementwise, matmul, pool, quant, resize,  # noqa: F401
+                   shape, softmax)
