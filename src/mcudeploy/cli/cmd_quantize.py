@@ -1,0 +1,108 @@
+"""``mcudeploy quantize MODEL --calib DATA -o OUT.onnx``: post-training int8 quantization.
+
+Writes the quantized model as an ONNX QDQ file, prints the quantization report (worst
+layers by SQNR, most clipped tensors) and, with ``--report``, writes it as JSON. Models that
+are already quantized (int8 / int16 TFLite, ONNX QDQ), hybrid models and float16-weight
+models are refused with a message saying what they are.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from ..errors import UsageError
+from ..exporters import export_onnx_qdq
+from ..importers import load_model
+from ..quantize.calibration import ImagePreprocessing
+from ..quantize.observers import RANGE_METHODS
+from ..quantize.quantizer import QuantizationConfig, quantize_model
+from ..quantize.report import print_report, to_json
+from .cmd_analyze import add_model_arguments, input_shapes_from
+from .registry import command
+
+log = logging.getLogger(__name__)
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--calib", required=True, type=Path, metavar="DATA",
+                        help="calibration data: .npy (one input), .npz keyed by input name, or a "
+                             "folder of images (100-500 samples recommended)")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUT.onnx",
+                        help="where to write the quantized ONNX QDQ model")
+    parser.add_argument("--observer", choices=tuple(RANGE_METHODS), default="minmax",
+                        help="how activation ranges are chosen (default: minmax)")
+    parser.add_argument("--per-tensor", action="store_true",
+                        help="one weight scale per tensor instead of one per output channel")
+    parser.add_argument("--keep-float", nargs="+", default=[], metavar="NODE",
+                        help="nodes that stay float (Dequantize before, Quantize after)")
+    parser.add_argument("--int16", nargs="+", default=[], metavar="NODE",
+                        help="nodes that run in 16x8 mode (int16 activations, int8 weights)")
+    parser.add_argument("--activations", choices=("int8", "int16"), default="int8",
+                        help="activation type of the whole model: int8, or int16 (16x8 mode)")
+    parser.add_argument("--int8-io", action="store_true",
+                        help="int8 graph inputs / outputs instead of float ones")
+    parser.add_argument("--auto-mixed", action="store_true",
+                        help="move the most sensitive layers to --fallback until the targets hold")
+    parser.add_argument("--fallback", choices=("int16", "float"), default="int16",
+                        help="precision of the layers --auto-mixed picks (default: int16)")
+    parser.add_argument("--target-cosine", type=float, default=0.99, metavar="C",
+                        help="--auto-mixed target: output cosine vs float (default: 0.99)")
+    parser.add_argument("--target-sqnr", type=float, metavar="DB",
+                        help="--auto-mixed target: output SQNR vs float in dB")
+    parser.add_argument("--report", type=Path, metavar="REPORT.json",
+                        help="write the quantization report as JSON")
+    images = parser.add_argument_group("image folder preprocessing (--calib FOLDER)")
+    images.add_argument("--image-scale", type=float, default=1.0 / 255.0,
+                        help="pixel multiplier before mean / std (default: 1/255)")
+    images.add_argument("--mean", type=_floats, default=(0.0,), metavar="M[,M,M]")
+    images.add_argument("--std", type=_floats, default=(1.0,), metavar="S[,S,S]")
+    images.add_argument("--bgr", action="store_true", help="feed channels as BGR (default: RGB)")
+    images.add_argument("--layout", choices=("NCHW", "NHWC"),
+                        help="layout of the image input (default: the input's, else NCHW)")
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.output.suffix.lower() != ".onnx":
+        raise UsageError(f"-o {args.output}: the quantized model is written as ONNX QDQ; give a "
+                         ".onnx file name")
+    if not 0.0 < args.target_cosine <= 1.0:
+        raise UsageError(f"--target-cosine {args.target_cosine}: give a value in (0, 1]")
+    if (args.target_sqnr is not None or args.target_cosine != 0.99) and not args.auto_mixed:
+        log.warning("--target-cosine / --target-sqnr only apply with --auto-mixed")
+
+
+@command("quantize", "Post-training int8 quantization with calibration data -> ONNX QDQ model",
+         _arguments)
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    graph = load_model(args.model, input_shapes=input_shapes_from(args))
+    config = QuantizationConfig(observer=args.observer, per_channel=not args.per_tensor,
+                                keep_float=tuple(args.keep_float), int16=tuple(args.int16),
+                                int8_io=args.int8_io, activations=args.activations,
+                                auto_mixed=args.auto_mixed,
+                                target_cosine=args.target_cosine, target_sqnr=args.target_sqnr,
+                                fallback=args.fallback)
+    preprocessing = ImagePreprocessing(args.image_scale, args.mean, args.std,
+                                       "BGR" if args.bgr else "RGB", args.layout)
+    outcome = quantize_model(graph, args.calib, config, preprocessing=preprocessing)
+    export_onnx_qdq(outcome.graph, args.output)
+    print_report(outcome.report)
+    if outcome.mixed is not None:
+        print(f"auto-mixed: {len(outcome.mixed.nodes)} layer(s) in {outcome.mixed.fallback}"
+              f"{': ' + ', '.join(outcome.mixed.nodes) if outcome.mixed.nodes else ''}; target "
+              f"{'met' if outcome.mixed.met else 'NOT met'}")
+    if args.report is not None:
+        if not args.report.parent.exists():
+            raise UsageError(f"--report {args.report}: folder {args.report.parent} does not exist")
+        args.report.write_text(to_json(outcome.report))
+    print(f"wrote {args.output}")
+    return 0

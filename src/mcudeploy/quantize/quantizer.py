@@ -1,0 +1,132 @@
+"""Post-training quantization of a float model, end to end (the library entry point).
+
+``quantize_model(graph, calibration, config)``:
+
+1. refuse models that are not float (already int8 / int16, ONNX QDQ, hybrid, float16
+   weights) with a message saying what they are (:func:`check_float_model`);
+2. prepare (cleanup passes + integer-friendly rewrites, :mod:`.prepare`);
+3. load and check the calibration data, run it through the float reference and observe
+   every tensor (:mod:`.calibration`); pick ranges with the configured observer;
+4. optionally choose mixed precision automatically (:mod:`.sensitivity`);
+5. build the quantized graph (:mod:`.apply`) and the report (:mod:`.report`), scoring it on
+   the first ``evaluation_samples`` calibration samples.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import UnsupportedError, UsageError
+from ..ir import Graph
+from .apply import QuantizeOptions, quantize_graph
+from .calibration import ImagePreprocessing, calibrate, load_calibration
+from .metrics import concatenated, cosine, sqnr_db
+from .observers import RANGE_METHODS, observed_range
+from .prepare import prepare_for_quantization
+from .report import QuantizationReport, layer_records, tensor_records
+from .sensitivity import MixedPrecisionChoice, OutputScorer, choose_mixed_precision
+from .simulate import run_float_batch, run_quantized, stack_samples
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class QuantizationConfig:
+    observer: str = "minmax"
+    per_channel: bool = True
+    keep_float: tuple[str, ...] = ()
+    int16: tuple[str, ...] = ()
+    int8_io: bool = False
+    activations: str = "int8"          # "int16": the whole model in 16x8 mode
+    auto_mixed: bool = False
+    target_cosine: float = 0.99
+    target_sqnr: float | None = None
+    fallback: str = "int16"
+    evaluation_samples: int = 16
+    progress: bool = True
+
+
+@dataclass
+class QuantizationOutcome:
+    graph: Graph                       # the quantized graph
+    prepared: Graph                    # the float graph it was derived from
+    ranges: dict[str, tuple[float, float]]
+    report: QuantizationReport
+    mixed: MixedPrecisionChoice | None = None
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+
+def check_float_model(graph: Graph) -> None:
+    """Raise :class:`UsageError` / :class:`UnsupportedError` unless ``graph`` is a float model."""
+    where = graph.metadata.get("path", graph.name)
+    quant_nodes = [n.name for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
+    quantized = [v for v in graph.values() if v.const is None and v.quant is not None
+                 and v.dtype.is_integer]
+    if quantized or any(v.quant is not None and v.dtype.is_integer for v in graph.inputs):
+        kinds = sorted({v.dtype.value for v in quantized})
+        raise UsageError(f"{where} is already quantized ({'/'.join(kinds)} activations"
+                         f"{', ONNX QDQ' if quant_nodes else ''}); there is nothing to quantize. "
+                         "Deploy it as it is (an ONNX QDQ model converts with "
+                         "mcudeploy.passes.qdq_to_quantized)")
+    int_weights = [v.name for v in graph.constants() if v.quant is not None and v.dtype.is_integer]
+    if int_weights:
+        raise UnsupportedError(f"{where} is a hybrid model: integer weights ({int_weights[0]!r} and "
+                               f"{len(int_weights) - 1} more) with float activations. Quantize the "
+                               "float original model instead (TFLite Micro cannot run hybrid models)")
+    half = [v.name for v in graph.constants() if v.dtype.value == "float16"]
+    if half:
+        raise UnsupportedError(f"{where} stores float16 weights ({half[0]!r} and {len(half) - 1} "
+                               "more); convert the model to float32 weights first, then quantize")
+
+
+def _options(config: QuantizationConfig) -> QuantizeOptions:
+    if config.activations not in ("int8", "int16"):
+        raise UsageError(f"activations {config.activations!r}: choose int8 or int16")
+    if config.observer not in RANGE_METHODS:
+        raise UsageError(f"unknown observer {config.observer!r}; choose one of "
+                         f"{', '.join(RANGE_METHODS)}")
+    return QuantizeOptions(per_channel=config.per_channel, keep_float=frozenset(config.keep_float),
+                           int16=frozenset(config.int16), int8_io=config.int8_io,
+                           activation_dtype=config.activations)
+
+
+def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = QuantizationConfig(),
+                   *, preprocessing: ImagePreprocessing | None = None) -> QuantizationOutcome:
+    """Quantize the float ``graph`` with ``calibration`` data (a path or an iterable)."""
+    check_float_model(graph)
+    options = _options(config)
+    prepared = prepare_for_quantization(graph)
+    samples = load_calibration(calibration, prepared, preprocessing=preprocessing)
+    observed = calibrate(prepared, samples, progress=config.progress)
+    ranges = {name: observed_range(sample, config.observer) for name, sample in observed.items()}
+    feeds = stack_samples(samples[:config.evaluation_samples])
+    float_capture = run_float_batch(prepared, feeds, capture=True)
+    scorer = OutputScorer(prepared, feeds, float_capture)
+    mixed = None
+    if config.auto_mixed:
+        mixed = choose_mixed_precision(prepared, ranges, scorer, target_cosine=config.target_cosine,
+                                       target_sqnr=config.target_sqnr, fallback=config.fallback,
+                                       options=options)
+        if not mixed.met:
+            log.warning("mixed precision: the target was not met even with %d layer(s) in %s",
+                        len(mixed.nodes), mixed.fallback)
+        chosen = frozenset(mixed.nodes)
+        options = (replace(options, int16=options.int16 | chosen) if mixed.fallback == "int16"
+                   else replace(options, keep_float=options.keep_float | chosen))
+    result = quantize_graph(prepared, ranges, options)
+    report = _report(graph, prepared, result.graph, observed, feeds, float_capture, config, len(samples))
+    report.float_nodes, report.int16_nodes = result.float_nodes, sorted(options.int16)
+    return QuantizationOutcome(result.graph, prepared, ranges, report, mixed, result.unsupported)
+
+
+def _report(graph: Graph, prepared: Graph, quantized: Graph, observed, feeds, float_capture,
+            config: QuantizationConfig, count: int) -> QuantizationReport:
+    quantized_capture = run_quantized(quantized, feeds, capture=True)
+    names = [v.name for v in prepared.outputs]
+    reference, estimate = concatenated(float_capture, names), concatenated(quantized_capture, names)
+    return QuantizationReport(
+        model=str(graph.metadata.get("path", graph.name)), observer=config.observer, samples=count,
+        output_sqnr_db=sqnr_db(reference, estimate), output_cosine=cosine(reference, estimate),
+        tensors=tensor_records(quantized, observed),
+        layers=layer_records(prepared, quantized, float_capture, quantized_capture))
