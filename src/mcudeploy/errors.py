@@ -53,3 +53,17 @@ class DataError(McuDeployError):
     """Input data for running or calibrating a model is wrong: NaN/Inf, wrong shape or dtype."""
 
     exit_code = 7
+
+
+class DoesNotFitError(McuDeployError):
+    """The buffers cannot be placed within the memory capacity: either the bytes alive at
+    one step already exceed it, or the best packing found is too fragmented to fit."""
+
+    exit_code = 8
+
+
+class ValidationFailed(McuDeployError):
+    """``mcudeploy validate``: the quantized model missed an acceptance threshold
+    (cosine, top-1 / top-5 agreement, accuracy drop). The report says which and by how much."""
+
+    exit_code = 9

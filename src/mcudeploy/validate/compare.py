@@ -1,0 +1,161 @@
+"""Float model vs quantized model on the same samples: the ``mcudeploy validate`` stage.
+
+Input: the float graph, the quantized graph (full integer or mixed; a QDQ graph is converted
+first), :class:`~.data.Samples` for the float model's inputs and optional labels. Steps:
+
+1. pair inputs and outputs of the two models by position (the counts must agree; shapes
+   equal, or NCHW float vs NHWC quantized);
+2. feed the quantized model: an integer input gets the float samples quantized with its
+   QuantParams, ``q = clamp(round_half_even(x / scale) + zero_point)``; a float input gets
+   them as they are;
+3. run the float model with the ``float`` engine and the quantized one with the ``int``
+   engine (batched); dequantize integer outputs, ``r = scale * (q - zero_point)``;
+4. per output: :func:`~.metrics.compare_output` (labels go to the first class-score output)
+   and :func:`~.thresholds.checks_for`; with ``per_layer`` (or when the accuracy drop calls
+   for a mixed-precision hint) :func:`~.layers.compare_layers`.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UsageError
+from ..ir import Graph, Value
+from ..reference.float_kernels.quant import quantize
+from .data import Samples
+from .engines import ENGINES, precision, to_integer_graph
+from .layers import LayerReport, layout_match, as_quantized_layout, compare_layers, real
+from .metrics import OutputMetrics, class_count, compare_output
+from .thresholds import Check, Thresholds, checks_for, mixed_precision_hint, needs_mixed_precision
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RANGE = (-1.0, 1.0)
+
+
+@dataclass
+class ValidationResult:
+    float_model: str
+    quantized_model: str
+    data_source: str
+    samples: int
+    metrics: list[OutputMetrics]
+    checks: list[Check]
+    layers: LayerReport | None = None
+    hint: str | None = None
+    float_outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    quantized_outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+    @property
+    def failures(self) -> list[Check]:
+        return [check for check in self.checks if not check.passed]
+
+
+def _model(graph: Graph) -> str:
+    return str(graph.metadata.get("path", graph.name))
+
+
+def integer_form(graph: Graph) -> Graph:
+    """The quantized model as the ``int`` engine runs it; a float model is refused."""
+    kind = precision(graph)
+    if kind == "float":
+        raise UsageError(f"--quantized {_model(graph)}: the model is not quantized; give the int8 "
+                         "model (quantize the float model with mcudeploy quantize)")
+    return to_integer_graph(graph) if kind == "qdq" else graph
+
+
+def _pair(kind: str, float_values: list[Value], quantized_values: list[Value],
+          float_graph: Graph, quantized_graph: Graph) -> list[tuple[Value, Value, str]]:
+    if len(float_values) != len(quantized_values):
+        raise UsageError(f"{_model(float_graph)} has {len(float_values)} {kind}(s), "
+                         f"{_model(quantized_graph)} has {len(quantized_values)}; give the "
+                         "quantized version of the same model")
+    pairs = []
+    for float_value, value in zip(float_values, quantized_values):
+        how = layout_match(float_value.shape, value.shape)
+        if how is None:
+            raise UsageError(f"{kind} {float_value.name!r} {list(float_value.shape)} of "
+                             f"{_model(float_graph)} does not match {kind} {value.name!r} "
+                             f"{list(value.shape)} of {_model(quantized_graph)}")
+        pairs.append((float_value, value, how))
+    return pairs
+
+
+def check_models(float_graph: Graph, quantized_graph: Graph) -> None:
+    """Raise :class:`UsageError` unless the two models' inputs and outputs pair up."""
+    _pair("input", float_graph.inputs, quantized_graph.inputs, float_graph, quantized_graph)
+    _pair("output", float_graph.outputs, quantized_graph.outputs, float_graph, quantized_graph)
+
+
+def _first_input_quantized(graph: Graph) -> Value | None:
+    """The first input if it is quantized, else the output of a QuantizeLinear reading it."""
+    if not graph.inputs:
+        return None
+    value = graph.inputs[0]
+    if value.quant is not None:
+        return value
+    return next((user.outputs[0] for user in value.users if user.op == "QuantizeLinear"), None)
+
+
+def default_range(quantized_graph: Graph) -> tuple[float, float]:
+    """Random-input range: what the quantized model's first input can represent,
+    ``[scale * (qmin - zp), scale * (qmax - zp)]``, else :data:`DEFAULT_RANGE`."""
+    value = _first_input_quantized(quantized_graph)
+    if value is None or value.quant is None or value.quant.per_channel or not value.dtype.is_integer:
+        return DEFAULT_RANGE
+    info = np.iinfo(value.dtype.numpy)
+    scale, zero_point = float(value.quant.scale[0]), int(value.quant.zero_point[0])
+    return scale * (info.min - zero_point), scale * (info.max - zero_point)
+
+
+def quantized_feeds(float_graph: Graph, quantized_graph: Graph, samples: Samples) -> dict[str, np.ndarray]:
+    """The float samples as the quantized model's batched feeds (quantized where integer)."""
+    feeds = {}
+    for float_value, value, how in _pair("input", float_graph.inputs, quantized_graph.inputs,
+                                         float_graph, quantized_graph):
+        array = as_quantized_layout(samples.arrays[float_value.name], how)
+        if value.dtype.is_integer and value.quant is not None:
+            array = quantize(array, value.quant, value.dtype.numpy)
+        feeds[value.name] = array.astype(value.dtype.numpy, copy=False)
+    return feeds
+
+
+def _run_both(float_graph: Graph, quantized_graph: Graph, samples: Samples, feeds: dict
+              ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Float outputs and dequantized quantized outputs, both keyed by the float output name."""
+    float_results = ENGINES["float"].run(float_graph, samples.arrays)
+    quantized_results = ENGINES["int"].run(quantized_graph, feeds)
+    float_outputs, quantized_outputs = {}, {}
+    for float_value, value, how in _pair("output", float_graph.outputs, quantized_graph.outputs,
+                                         float_graph, quantized_graph):
+        float_outputs[float_value.name] = as_quantized_layout(
+            np.asarray(float_results[float_value.name], np.float32), how)
+        quantized_outputs[float_value.name] = real(value, quantized_results[value.name])
+    return float_outputs, quantized_outputs
+
+
+def validate_models(float_graph: Graph, quantized_graph: Graph, samples: Samples, *,
+                    labels: np.ndarray | None = None, thresholds: Thresholds = Thresholds(),
+                    per_layer: bool = False) -> ValidationResult:
+    """Run both models on ``samples`` and compare them (see the module docstring)."""
+    quantized_graph = integer_form(quantized_graph)
+    check_models(float_graph, quantized_graph)
+    feeds = quantized_feeds(float_graph, quantized_graph, samples)
+    float_outputs, quantized_outputs = _run_both(float_graph, quantized_graph, samples, feeds)
+    labelled = next((v.name for v in float_graph.outputs if class_count(v.shape)), None)
+    metrics = [compare_output(name, float_outputs[name], quantized_outputs[name],
+                              labels if name == labelled else None) for name in float_outputs]
+    checks = [check for m in metrics for check in checks_for(m, thresholds)]
+    hint_needed = needs_mixed_precision(metrics)
+    layers = (compare_layers(float_graph, quantized_graph, samples.arrays, feeds)
+              if per_layer or hint_needed else None)
+    hint = mixed_precision_hint(layers.most_sensitive()) if hint_needed and layers else None
+    return ValidationResult(_model(float_graph), _model(quantized_graph), samples.source,
+                            samples.count, metrics, checks, layers, hint,
+                            float_outputs, quantized_outputs)

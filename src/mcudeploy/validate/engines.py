@@ -1,0 +1,124 @@
+"""Execution engines: run an IR graph on a batch of samples, by engine name.
+
+An engine is ``run(graph, feeds) -> outputs`` on batched arrays: every feed is
+``(N, *declared_input_shape)`` with the input's own dtype, every result
+``(N, *declared_output_shape)`` with the output's own dtype (an int8 output stays int8).
+``capture=True`` returns every tensor by value name instead (for the per-layer comparison).
+Engines register in :data:`ENGINES` with :func:`engine`; later issues add ``c-host``,
+``qemu-m4``, ``qemu-m55`` there.
+
+What each built-in engine accepts, by the graph's :func:`precision`:
+
+* ``float`` -- the float reference (:func:`~mcudeploy.reference.run_float`), one sample at a
+  time. Runs float graphs and QDQ graphs; in a QDQ graph QuantizeLinear / DequantizeLinear
+  keep their ONNX meaning (round to the grid, then back to float), so the result is the
+  float simulation of quantization with dequantized weights. A full-integer graph
+  (TFLite int8) is refused: its kernels take integer tensors that have no float-executor
+  meaning; run it with ``--engine int``.
+* ``int`` -- the bit-exact integer reference (:func:`~mcudeploy.reference.int_executor.run_int`,
+  batched) for full-integer graphs; mixed-precision graphs (some nodes kept float) run
+  through :func:`~mcudeploy.quantize.simulate.run_quantized`; QDQ graphs (ONNX) are first
+  converted by :mod:`mcudeploy.passes.qdq_to_quantized`. A float graph
+  is refused: quantize it first with ``mcudeploy quantize``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import UnsupportedError, UsageError
+from ..ir import Graph
+from ..quantize.simulate import run_float_batch, run_quantized
+from ..reference.int_executor import run_int
+
+EDGE_OPS = ("QuantizeLinear", "DequantizeLinear")
+Runner = Callable[..., dict[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    description: str
+    run: Runner   # run(graph, feeds, *, capture=False) -> outputs
+
+
+ENGINES: dict[str, Engine] = {}
+
+
+def engine(name: str, description: str) -> Callable[[Runner], Runner]:
+    """Register the decorated ``run(graph, feeds, *, capture=False)`` as engine ``name``."""
+    def decorate(run: Runner) -> Runner:
+        ENGINES[name] = Engine(name, description, run)
+        return run
+    return decorate
+
+
+def get_engine(name: str) -> Engine:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise UsageError(f"--engine {name!r}: unknown engine; choose one of "
+                         f"{', '.join(sorted(ENGINES))}") from None
+
+
+def precision(graph: Graph) -> str:
+    """``"float"`` (no quantization at all), ``"qdq"`` (float compute between Quantize /
+    DequantizeLinear pairs), ``"integer"`` (every compute node has integer outputs) or
+    ``"mixed"`` (integer compute nodes and float compute nodes)."""
+    compute = [node for node in graph.nodes if node.op not in EDGE_OPS]
+    integer = [n for n in compute if any(v.dtype.is_integer and v.quant is not None for v in n.outputs)]
+    has_edges = len(compute) < len(graph.nodes)
+    if not integer:
+        return "qdq" if has_edges else "float"
+    floating = [n for n in compute if all(v.dtype.is_float for v in n.outputs)]
+    return "mixed" if floating else "integer"
+
+
+def default_engine(graph: Graph) -> str:
+    """``int`` for a quantized graph (integer, mixed or QDQ), ``float`` otherwise."""
+    return "float" if precision(graph) == "float" else "int"
+
+
+def _model_name(graph: Graph) -> str:
+    return graph.metadata.get("path", graph.name)
+
+
+@engine("float", "float32 reference executor (QDQ graphs: quantize-dequantize simulation)")
+def run_float_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
+                     capture: bool = False) -> dict[str, np.ndarray]:
+    kind = precision(graph)
+    if kind in ("integer", "mixed"):
+        described = "full-integer" if kind == "integer" else "mixed-precision"
+        raise UsageError(f"{_model_name(graph)} is a {described} quantized model: its kernels compute on "
+                         "integers, which the float engine does not run; use --engine int, or "
+                         "run the float model")
+    return run_float_batch(graph, feeds, capture=capture)
+
+
+def to_integer_graph(graph: Graph) -> Graph:
+    """A QDQ graph as an integer (or mixed) graph: a converted copy, ``graph`` is unchanged."""
+    from ..passes.qdq_to_quantized import qdq_to_quantized
+
+    converted = qdq_to_quantized(graph.copy())
+    if precision(converted) == "qdq":
+        raise UnsupportedError(f"{_model_name(graph)}: no QuantizeLinear / DequantizeLinear group "
+                               "could become an integer op; use --engine float for the QDQ "
+                               "simulation")
+    return converted
+
+
+@engine("int", "bit-exact integer reference executor (TFLite Micro reference kernels)")
+def run_int_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
+                   capture: bool = False) -> dict[str, np.ndarray]:
+    kind = precision(graph)
+    if kind == "float":
+        raise UsageError(f"{_model_name(graph)} is a float model; the int engine runs quantized "
+                         "models: quantize it first with mcudeploy quantize, or use --engine float")
+    if kind == "qdq":
+        graph = to_integer_graph(graph)
+        kind = precision(graph)
+    if kind == "mixed":
+        return run_quantized(graph, feeds, capture=capture)
+    return run_int(graph, feeds, batch=True, capture=capture)
