@@ -8,13 +8,14 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 from mcudeploy.cli.main import main
 from mcudeploy.errors import DataError, DoesNotFitError, UsageError
-from mcudeploy.plan import Buffer, Plan, allocate, describe_fit, fit_verdict, live_set_bound
+from mcudeploy.plan import (Buffer, Plan, allocate, describe_fit, fit_verdict, live_set_bound,
+                            require_fit)
 from mcudeploy.plan.allocators import ALLOCATORS
 from mcudeploy.plan.fit import BOUND_EXCEEDS_CAPACITY, FITS, FRAGMENTATION
 from mcudeploy.plan.minimalloc_csv import (format_buffers, parse_buffers, read_buffers,
@@ -98,7 +99,6 @@ def test_bound_above_capacity_names_step_buffers_and_shortfall():
     assert "2 bytes (0.0 KiB) more than the capacity 10 bytes" in message
     assert "at step 0" in message and "b1 (4 bytes)" in message and "no packing" in message
     with pytest.raises(DoesNotFitError):
-        from mcudeploy.plan import require_fit
         require_fit(plan)
 
 
@@ -206,3 +206,15 @@ def test_cli_runs_as_a_process(tmp_path):
 
 def test_allocators_are_registered():
     assert {"linear", "greedy", "search", "exact"} <= set(ALLOCATORS)
+
+
+@pytest.mark.parametrize("name", ["J", "K"])
+def test_challenging_minimalloc_instance_fits_one_mebibyte(name):
+    path = DATA / "minimalloc_challenging" / f"{name}.1048576.csv"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    buffers = read_buffers(path)
+    assert allocate(buffers, "greedy", capacity=1 << 20).arena_size > 1 << 20
+    plan = allocate(buffers, "search", capacity=1 << 20, time_limit=30)
+    validate_plan(buffers, plan)
+    assert plan.fits and plan.proof == "feasible"

@@ -22,7 +22,7 @@ from .allocators.base import ALLOCATORS, make_plan
 from .allocators.exact import allocate_exact
 from .allocators.greedy import allocate_greedy
 from .allocators.search import allocate_search
-from .buffers import PROOF_INFEASIBLE, PROOF_OPTIMAL, Buffer, Plan
+from .buffers import PROOF_FEASIBLE, PROOF_INFEASIBLE, PROOF_OPTIMAL, Buffer, Plan
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +32,10 @@ def plan_buffers(buffers: list[Buffer], capacity: int | None = None, time_limit:
     """The best plan the portfolio finds within ``time_limit`` seconds (see module docstring)."""
     started = time.perf_counter()
     greedy = allocate_greedy(buffers, capacity)
-    done_early = greedy.fits if capacity is not None else greedy.arena_size <= greedy.lower_bound
-    if done_early or (capacity is not None and greedy.lower_bound > capacity):
-        proof = PROOF_INFEASIBLE if not greedy.fits else PROOF_OPTIMAL if (
-            greedy.arena_size <= greedy.lower_bound) else greedy.proof
+    if greedy.arena_size <= greedy.lower_bound:     # at the bound: optimal
+        return _relabel(buffers, greedy, started, "portfolio (greedy)", PROOF_OPTIMAL)
+    if capacity is not None and (greedy.fits or greedy.lower_bound > capacity):
+        proof = PROOF_FEASIBLE if greedy.fits else PROOF_INFEASIBLE   # bound > capacity
         return _relabel(buffers, greedy, started, "portfolio (greedy)", proof)
     plans = _race(buffers, capacity, time_limit, seed, greedy.offsets)
     best = min(plans, key=lambda p: (p.arena_size, p.allocator != "search"))

@@ -15,19 +15,26 @@ Hardware-Accelerated Machine Learning" (ASPLOS 2023); the code is our own.
 * Dominance. With h = min over unplaced b of (min_offset(b) + size(b)), a candidate at an
   offset >= h is skipped: the buffer reaching h could go entirely below it, so some other
   branch covers that packing.
-* Section inference. Time is cut into sections at every start/end step. For section s
-      floor(s) = max(top of buffers placed in s, offset of the last placement)
-      floor(s) + sum of sizes of unplaced buffers alive in s  <=  capacity
-  must hold (they are all alive together, hence stacked above the floor); else backtrack.
-* Buffers are pre-ordered by a heuristic key; :func:`search_fit` tries several keys in
-  turn with doubling node limits (round robin), since one key often fails where another
-  finishes at once.
+* Section inference. Time is cut into sections at every start/end step. The unplaced
+  buffers of section s are all alive together, so they stack above
+      floor(s) = max(offset of the last placement, min over them of min_offset)
+  and  floor(s) + sum of their sizes <= capacity  must hold; else backtrack. Its cheap
+  corollary prunes whole candidate lists: an offset o needs o + max_s total(s) <= capacity.
+* Hatless pruning. If the buffer just tried has no unplaced buffer alive with it, nothing
+  else at this node can do better, so a failure there ends the node.
+* Dynamic decomposition. When no unplaced buffer is alive across a section boundary, the
+  two sides no longer interact: each is searched on its own (and re-ranked), so failing
+  on one side never re-enumerates the other.
+* Buffers are ranked by a heuristic key (PREORDERINGS); :func:`search_fit` tries several
+  keys in turn with doubling node limits (round robin), since one key often fails where
+  another finishes at once (heavy-tailed search times).
 """
 from __future__ import annotations
 
 import sys
 import threading
 import time
+
 import numpy as np
 
 from ..buffers import Buffer
