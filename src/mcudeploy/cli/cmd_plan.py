@@ -1,40 +1,26 @@
 """``mcudeploy plan``: static memory planning.
 
-Mode implemented now: ``--allocation-csv IN.csv`` solves one MiniMalloc-format problem
-(``id,lower,upper,size``) under ``--capacity`` and writes ``id,lower,upper,size,offset``
-to ``-o``. Planning a MODEL for a ``--target`` is a later mode of the same command (the
-positional argument is reserved for it). Exit 0 when the plan fits, 8
-(:class:`~mcudeploy.errors.DoesNotFitError`) when it does not, with the reason.
+Two modes. ``mcudeploy plan MODEL --target T`` plans a model (order, liveness, reuse,
+arena, regions; the memory ledger; see :mod:`mcudeploy.plan.model_cli`).
+``--allocation-csv IN.csv`` solves one MiniMalloc-format problem (``id,lower,upper,size``)
+under ``--capacity`` and writes ``id,lower,upper,size,offset`` to ``-o``. Exit 0 when the
+plan fits, 8 (:class:`~mcudeploy.errors.DoesNotFitError`) when it does not, with the reason.
 """
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from ..errors import UsageError
 from ..plan import ALLOCATORS, allocate, describe_fit, require_fit, validate_plan
-from ..plan.fit import byte_text
+from ..plan.fit import byte_size, byte_text
+from ..plan.model_cli import add_model_plan_arguments, run_model_plan
 from ..plan.minimalloc_csv import read_buffers, write_plan
 from .registry import command
 
-_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024,
-          "M": 1024 ** 2, "MB": 1024 ** 2, "MIB": 1024 ** 2}
-
-
-def parse_byte_size(text: str) -> int:
-    """``1048576``, ``1024K``, ``1M`` (also KiB / MiB; K and M are binary: 1024, 1024^2)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
-    unit = match.group(2).upper() if match else None
-    if match is None or unit not in _UNITS:
-        raise UsageError(f"--capacity {text!r} is not a size: write bytes (1048576) or use "
-                         f"K / M suffixes (1024K, 1M)")
-    return int(match.group(1)) * _UNITS[unit]
-
-
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", nargs="?", type=Path,
-                        help="model to plan (not implemented yet: use --allocation-csv)")
+                        help="model to plan for --target (or give --allocation-csv instead)")
     parser.add_argument("--allocation-csv", type=Path, metavar="IN.csv",
                         help="solve one MiniMalloc problem (columns id,lower,upper,size)")
     parser.add_argument("--capacity", metavar="BYTES",
@@ -47,18 +33,21 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         choices=["portfolio", *sorted(ALLOCATORS)],
                         help="allocator to run (default: portfolio = greedy + search + exact)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the searches (default 0)")
+    add_model_plan_arguments(parser)
 
 
-@command("plan", "Plan static memory: place buffers in an arena under a capacity", _arguments)
+@command("plan", "Plan static memory of a model on a target (ledger, arena, regions), or solve "
+         "one allocation problem", _arguments)
 def run(args: argparse.Namespace) -> int:
-    if args.allocation_csv is None:
-        raise UsageError("mcudeploy plan needs --allocation-csv IN.csv (planning a model "
-                         "directly is not implemented yet)")
-    if args.model is not None:
+    if args.model is not None and args.allocation_csv is not None:
         raise UsageError(f"give either a model or --allocation-csv, not both ({args.model})")
+    if args.model is not None:
+        return run_model_plan(args)
+    if args.allocation_csv is None:
+        raise UsageError("mcudeploy plan needs a MODEL (with --target) or --allocation-csv IN.csv")
     if args.time_limit <= 0:
         raise UsageError(f"--time-limit must be positive, got {args.time_limit}")
-    capacity = parse_byte_size(args.capacity) if args.capacity is not None else None
+    capacity = byte_size(args.capacity, "--capacity") if args.capacity is not None else None
     buffers = read_buffers(args.allocation_csv)
     plan = allocate(buffers, args.allocator, capacity, args.time_limit, args.seed)
     validate_plan(buffers, plan)

@@ -11,12 +11,29 @@ Verdicts, checked in this order:
 """
 from __future__ import annotations
 
-from ..errors import DoesNotFitError
+import re
+
+from ..errors import DoesNotFitError, UsageError
 from .buffers import PROOF_INFEASIBLE, Plan
 
 FITS = "fits"
 BOUND_EXCEEDS_CAPACITY = "bound-exceeds-capacity"
 FRAGMENTATION = "fragmentation"
+
+
+_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024,
+          "M": 1024 ** 2, "MB": 1024 ** 2, "MIB": 1024 ** 2}
+
+
+def byte_size(text: str, option: str) -> int:
+    """``393216``, ``384K``, ``1M`` (also KiB / MiB; K and M are binary: 1024, 1024^2) ->
+    bytes; a :class:`UsageError` naming the command-line ``option`` otherwise."""
+    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(text))
+    unit = match.group(2).upper() if match else None
+    if match is None or unit not in _UNITS:
+        raise UsageError(f"{option} {text!r} is not a size: write bytes (393216) or use "
+                         "K / M suffixes (384K, 1M)")
+    return int(match.group(1)) * _UNITS[unit]
 
 
 def byte_text(count: int) -> str:

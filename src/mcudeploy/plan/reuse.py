@@ -1,0 +1,282 @@
+"""In-place and overlap reuse: which tensors may share bytes, each proved safe by a named check.
+
+Input: the graph, the execution order and the :class:`~.liveness.TensorLife` records.
+Output: a :class:`ReuseSet` of
+
+* :class:`Alias` - a tensor that *is* bytes of another (its base) at a byte offset:
+  - ``view`` (Reshape / Flatten / Squeeze / Unsqueeze / Identity / Dropout): same bytes,
+    the kernel (``mcu_reshape``) is a no-op when input and output coincide;
+  - ``concat-slice``: a Concat input written by its producer straight into its slice of
+    the Concat's output; the Concat itself then runs no kernel (``elided``).
+  An alias group (a base and its aliases) is placed as one buffer alive over the union of
+  the members' lifetimes.
+* :class:`OverlapPair` - a node's output may start ``distance`` bytes (or more) below its
+  dead input (:mod:`.overlap` proves the distance from the kernel's access order;
+  0 = fully in place). Elementwise ops and activations get 0; convolutions and pools a
+  few rows of pixels; stride-2 ones often 0 or less than one row.
+
+Checks (each refusal is recorded with its reason): the input's last reader is this node
+(``input-dies-here``), it is not a graph output (``not-graph-output``), both tensors are in
+the arena, the groups are plain (no concat slices), and the kernel's access order allows it.
+Of a node's dead inputs, the one whose overlap saves most bytes (``in + out - max(out,
+distance + in)``) is paired. A Concat is done in place only when its slices are contiguous (all axes before the concat
+axis are 1, the C kernels write their output contiguously), no input is requantized, every
+input is a distinct node output, and doing so does not raise the live-set bound.
+
+``fold_pads`` (a graph rewrite, not a plan) removes a constant Pad whose only reader is a
+Conv by adding the pads to the Conv's: the C conv skips taps outside the input, which is
+the same as reading the zero point, i.e. a Pad with value 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..ir import Graph, Node, Value
+from .bounds import live_set_bound
+from .buffers import Buffer
+from .liveness import KIND_OUTPUT, TensorLife
+from .overlap import overlap_distance
+
+VIEW_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    base: str
+    offset: int
+    check: str
+
+
+@dataclass(frozen=True)
+class OverlapPair:
+    output: str
+    input: str
+    distance: int
+    node: str
+    check: str
+
+
+@dataclass
+class ReuseSet:
+    aliases: dict[str, Alias] = field(default_factory=dict)
+    pairs: list[OverlapPair] = field(default_factory=list)
+    refusals: list[tuple[str, str]] = field(default_factory=list)
+    elided: list[str] = field(default_factory=list)
+
+    def root(self, name: str) -> tuple[str, int]:
+        """The group base of ``name`` and ``name``'s byte offset inside it."""
+        offset = 0
+        while name in self.aliases:
+            alias = self.aliases[name]
+            offset += alias.offset
+            name = alias.base
+        return name, offset
+
+    def members(self) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        for name in self.aliases:
+            groups.setdefault(self.root(name)[0], []).append(name)
+        return groups
+
+
+@dataclass(frozen=True)
+class Group:
+    """An alias group as the allocator sees it: one buffer of ``size`` bytes."""
+
+    root: str
+    size: int
+    first_step: int
+    last_step: int
+    plain: bool          # no concat slices: every member at offset 0 (views only)
+    holds_output: bool   # a member is a graph output
+
+
+def groups_of(lives: list[TensorLife], reuse: ReuseSet) -> dict[str, Group]:
+    """One :class:`Group` per root: extent = max(offset + size), lifetime = union."""
+    collected: dict[str, list[tuple[TensorLife, int]]] = {}
+    for life in lives:
+        root, offset = reuse.root(life.name)
+        collected.setdefault(root, []).append((life, offset))
+    groups = {}
+    for root, members in collected.items():
+        groups[root] = Group(root, max(life.size + offset for life, offset in members),
+                             min(life.first_step for life, _ in members),
+                             max(life.last_step for life, _ in members),
+                             not any(_is_slice(reuse, life.name) for life, _ in members),
+                             any(life.kind == KIND_OUTPUT for life, _ in members))
+    return groups
+
+
+def _is_slice(reuse: ReuseSet, name: str) -> bool:
+    alias = reuse.aliases.get(name)
+    return alias is not None and alias.check == "concat-slice"
+
+
+def group_buffers(groups: dict[str, Group], alignment: int) -> list[Buffer]:
+    return [Buffer(g.root, g.size, g.first_step, g.last_step + 1, alignment) for g in groups.values()]
+
+
+def find_reuse(graph: Graph, nodes: list[Node], lives: list[TensorLife], alignment: int, *,
+               concat_in_place: bool | None = None, overlap: bool = True) -> ReuseSet:
+    """All proved reuses (see the module docstring). ``concat_in_place``: None = where it
+    does not raise the live-set bound, True = wherever legal, False = never."""
+    arena = {life.name: life for life in lives}
+    reuse = ReuseSet()
+    for node in nodes:
+        if node.op in VIEW_OPS:
+            _view_alias(node, arena, reuse)
+    if concat_in_place is not False:
+        for node in nodes:
+            if node.op == "Concat":
+                _concat_alias(node, arena, reuse, lives, alignment, force=bool(concat_in_place))
+    if overlap:
+        _overlap_pairs(nodes, lives, reuse)
+    return reuse
+
+
+def _view_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet) -> None:
+    source, output = node.input(0), node.outputs[0]
+    if source is None or source.name not in arena or output.name not in arena:
+        reuse.refusals.append((node.name, "view: input or output is not in the arena (application-owned)"))
+    elif source.nbytes != output.nbytes:
+        reuse.refusals.append((node.name, "view: byte sizes differ"))
+    else:
+        reuse.aliases[output.name] = Alias(output.name, source.name, 0, "view")
+
+
+def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet) -> str | None:
+    """Why the Concat cannot be done in place (None when it can)."""
+    output = node.outputs[0]
+    axis = node.attrs["axis"] % output.rank
+    if output.name not in arena or output.name in reuse.aliases:
+        return "its output is not a plain arena tensor"
+    if math.prod(output.shape[:axis]) != 1:
+        return (f"slices along axis {axis} of {output.type_str()} are not contiguous (the kernels "
+                "write their output contiguously)")
+    names = [v.name for v in node.inputs if v is not None]
+    if len(set(names)) != len(names):
+        return "an input appears twice"
+    for value in node.inputs:
+        if value.name not in arena or value.producer is None:
+            return f"input {value.name!r} is not a node output in the arena"
+        if value.name in reuse.aliases or any(a.base == value.name for a in reuse.aliases.values()):
+            return f"input {value.name!r} already shares bytes with another tensor"
+        if value.dtype != output.dtype or value.quant != output.quant:
+            return f"input {value.name!r} is requantized by the Concat"
+    return None
+
+
+def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, lives: list[TensorLife],
+                  alignment: int, force: bool) -> None:
+    refusal = concat_refusal(node, arena, reuse)
+    if refusal:
+        reuse.refusals.append((node.name, "concat in place: " + refusal))
+        return
+    before = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
+    added, offset = [], 0
+    for value in node.inputs:
+        reuse.aliases[value.name] = Alias(value.name, node.outputs[0].name, offset, "concat-slice")
+        added.append(value.name)
+        offset += value.nbytes
+    after = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
+    if after > before and not force:
+        for name in added:
+            del reuse.aliases[name]
+        reuse.refusals.append((node.name, f"concat in place would raise the live-set bound "
+                                          f"from {before} to {after} bytes"))
+    else:
+        reuse.elided.append(node.name)
+
+
+def _overlap_pairs(nodes: list[Node], lives: list[TensorLife], reuse: ReuseSet) -> None:
+    groups = groups_of(lives, reuse)
+    for step, node in enumerate(nodes):
+        if not node.outputs or node.op in VIEW_OPS or node.name in reuse.elided:
+            continue
+        output = node.outputs[0]
+        out_root = reuse.root(output.name)[0]
+        if output.name not in {l.name for l in lives} or not groups[out_root].plain:
+            continue
+        best: OverlapPair | None = None
+        for value in {v.name: v for v in node.inputs if v is not None and not v.is_constant}.values():
+            result = _pair_for(node, step, value, out_root, groups, reuse)
+            if isinstance(result, str):
+                reuse.refusals.append((node.name, f"overlap over {value.name!r}: {result}"))
+            elif best is None or _saving(result, groups) > _saving(best, groups):
+                best = result
+        if best is not None:
+            reuse.pairs.append(best)
+
+
+def _saving(pair: OverlapPair, groups: dict[str, Group]) -> int:
+    """Bytes an overlap saves at its step: in + out - max(out, distance + in)."""
+    size_in, size_out = groups[pair.input].size, groups[pair.output].size
+    return size_in + size_out - max(size_out, pair.distance + size_in)
+
+
+def _pair_for(node: Node, step: int, value: Value, out_root: str, groups: dict[str, Group],
+              reuse: ReuseSet) -> OverlapPair | str:
+    root = reuse.root(value.name)[0]
+    group = groups.get(root)
+    if group is None:
+        return "input is not in the arena"
+    if root == out_root:
+        return "input and output already share bytes"
+    if not group.plain:
+        return "input shares bytes with a concat"
+    if group.last_step != step:
+        return "input-dies-here: the input is read again later"
+    if group.holds_output:
+        return "not-graph-output: the input is a graph output"
+    distance = overlap_distance(node, value)
+    if isinstance(distance, str):
+        return distance
+    if distance >= groups[out_root].size:
+        return f"access order needs the output {distance} bytes below the input: no overlap"
+    return OverlapPair(out_root, root, distance, node.name,
+                       "in-place" if distance == 0 else "overlap")
+
+
+def pad_fold_refusal(pad: Node, graph: Graph) -> str | None:
+    """Why ``pad`` cannot be folded into its reader (None when it can)."""
+    output = pad.outputs[0]
+    users = output.users
+    if len(users) != 1 or users[0].op != "Conv" or any(output is v for v in graph.outputs):
+        return "its output is not read by exactly one Conv"
+    conv = users[0]
+    if conv.input(0) is not output or conv.attrs["layout"] != "NHWC" and conv.attrs["layout"] != "NCHW":
+        return "the Conv does not read it as its data input"
+    if pad.attrs["mode"] != "constant" or pad.attrs["value"] != 0.0:
+        return "only a constant pad with value 0 (the zero point) equals the conv's skipped taps"
+    spatial = _spatial_pads(pad, conv.attrs["layout"])
+    if spatial is None:
+        return "it pads a non-spatial axis, or crops"
+    return None
+
+
+def _spatial_pads(pad: Node, layout: str) -> tuple[int, int, int, int] | None:
+    pads, rank = pad.attrs["pads"], pad.outputs[0].rank
+    if rank != 4 or any(p < 0 for p in pads):
+        return None
+    axes = (1, 2) if layout == "NHWC" else (2, 3)
+    if any(pads[i] or pads[i + rank] for i in range(rank) if i not in axes):
+        return None
+    return pads[axes[0]], pads[axes[1]], pads[axes[0] + rank], pads[axes[1] + rank]
+
+
+def fold_pads(graph: Graph) -> tuple[Graph, list[str]]:
+    """A copy of ``graph`` with every foldable Pad merged into its Conv; the folded Pad names."""
+    graph = graph.copy()
+    folded = []
+    for pad in [n for n in graph.nodes if n.op == "Pad"]:
+        if pad_fold_refusal(pad, graph) is not None:
+            continue
+        conv = pad.outputs[0].users[0]
+        extra = _spatial_pads(pad, conv.attrs["layout"])
+        conv.attrs["pads"] = tuple(a + b for a, b in zip(conv.attrs["pads"], extra))
+        conv.set_input(0, pad.input(0))
+        graph.remove_node(pad)
+        folded.append(pad.name)
+    return graph, folded
