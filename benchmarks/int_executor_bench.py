@@ -32,22 +32,13 @@ MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite"
 
 from mcudeploy.importers import load_model  # noqa: E402
 from mcudeploy.reference.int_executor import run_int  # noqa: E402
-from tflite_micro.python.tflite_micro import runtime  # noqa: E402
+from mcudeploy.validate.references import tflm_interpreter, tflm_run  # noqa: E402
 
 
 def random_batch(value, count: int) -> np.ndarray:
     info = np.iinfo(value.dtype.numpy)
     rng = np.random.default_rng(0)
     return rng.integers(info.min, info.max, (count,) + value.shape, endpoint=True).astype(value.dtype.numpy)
-
-
-def run_tflm(interpreter, batch: np.ndarray) -> np.ndarray:
-    outputs = []
-    for sample in batch:
-        interpreter.set_input(sample, 0)
-        interpreter.invoke()
-        outputs.append(interpreter.get_output(0).copy())
-    return np.stack(outputs)
 
 
 log = logging.getLogger("int_executor_bench")
@@ -67,12 +58,12 @@ def measure(relative: str, samples: int, repeats: int) -> dict:
     graph = load_model(path)
     batch = random_batch(graph.inputs[0], samples)
     feeds = {graph.inputs[0].name: batch}
-    interpreter = runtime.Interpreter.from_file(str(path))
+    interpreter = tflm_interpreter(path)
     run_int(graph, {graph.inputs[0].name: batch[:2]}, batch=True)  # warm-up (imports, caches)
-    run_tflm(interpreter, batch[:2])
+    tflm_run(interpreter, batch[:2])
     ours_seconds, ours = best_time(
         lambda: run_int(graph, feeds, batch=True)[graph.outputs[0].name], repeats)
-    tflm_seconds, reference = best_time(lambda: run_tflm(interpreter, batch), repeats)
+    tflm_seconds, reference = best_time(lambda: tflm_run(interpreter, batch), repeats)
     identical = ours.reshape(reference.shape).tobytes() == reference.tobytes()
     return {"model": relative.split("/")[-1], "ours": ours_seconds, "tflm": tflm_seconds,
             "identical": identical, "samples": samples}

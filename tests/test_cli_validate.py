@@ -15,6 +15,7 @@ from mcudeploy.importers import load_model
 from mcudeploy.reference.float_kernels.quant import quantize
 from mcudeploy.reference.int_executor import run_int
 from mcudeploy.validate.metrics import accuracy
+from mcudeploy.validate.references import tflm_interpreter, tflm_run
 from validate_pairs import tiny_pair
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,7 +111,6 @@ def test_mobilenet_vww_float_vs_int8_passes(tmp_path):
 
 
 def test_wakeword_accuracy_equals_tflite_micro(tmp_path):
-    runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
     path = shared_model("mlperf_tiny/streaming_wakeword_int8.tflite")
     archive = DATA / "streaming_wakeword_samples.npz"
     if not archive.exists():
@@ -122,13 +122,7 @@ def test_wakeword_accuracy_equals_tflite_micro(tmp_path):
     # (45, 30, 1, 40) float64 -> (45, 1, 30, 1, 40) int8 with the input's scale / zero point.
     features = quantize(specs[:, None].astype(np.float32), value.quant, np.int8)
     ours = run_int(graph, {value.name: features}, batch=True)[graph.outputs[0].name]
-    interpreter = runtime.Interpreter.from_file(str(path))
-    theirs = []
-    for sample in features:
-        interpreter.set_input(sample, 0)
-        interpreter.invoke()
-        theirs.append(interpreter.get_output(0).copy())
-    theirs = np.stack(theirs).reshape(ours.shape)
+    theirs = tflm_run(tflm_interpreter(path), features).reshape(ours.shape)
     ours_accuracy, tflm_accuracy = accuracy(ours[:, 0], labels), accuracy(theirs[:, 0], labels)
     print(f"streaming wake word, 45 samples: run_int accuracy {ours_accuracy:.4f}, "
           f"TFLM {tflm_accuracy:.4f}")

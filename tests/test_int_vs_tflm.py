@@ -18,6 +18,7 @@ from conftest import DATA, MODELS, shared_model
 from mcudeploy.importers import load_model
 from mcudeploy.quantize import fixed_point as fp
 from mcudeploy.reference.int_executor import run_int
+from mcudeploy.validate.references import tflm_interpreter, tflm_run
 
 runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 
@@ -32,13 +33,7 @@ SEANET_CASES = sorted(str(p.relative_to(SEANET))[:-len(".tflite")] for p in SEAN
 
 def tflm_outputs(path: Path, batch: np.ndarray) -> np.ndarray:
     """TFLM's output 0 for every sample of ``batch`` (one invoke each)."""
-    interpreter = runtime.Interpreter.from_file(str(path))
-    outputs = []
-    for sample in batch:
-        interpreter.set_input(sample, 0)
-        interpreter.invoke()
-        outputs.append(interpreter.get_output(0).copy())
-    return np.stack(outputs)
+    return tflm_run(tflm_interpreter(path), batch)
 
 
 def random_inputs(value, count: int, seed: int) -> np.ndarray:
