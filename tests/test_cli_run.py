@@ -80,7 +80,7 @@ def test_output_names_with_colons(tmp_path):
      "input 'input_1_int8' is float32, the input is int8"),
     ("example", np.zeros((2, 49, 11), np.float32), None, DataError.exit_code,
      "input 'input' has shape \\[2, 49, 11\\]"),
-    ("example", np.zeros((1, 1, 49, 10), np.float32), "c-host", UsageError.exit_code,
+    ("example", np.zeros((1, 1, 49, 10), np.float32), "tpu-v9", UsageError.exit_code,
      "unknown engine"),
 ])
 def test_errors_are_named(tmp_path, capsys, model, data, engine, code, message):

@@ -234,10 +234,17 @@ def test_placement_puts_arena_on_chip_or_external_and_hot_weights_on_chip():
 
 
 def load_model_quiet(name: str):
+    """The model without the importer's "dynamic batch" warning in the test log (the level
+    is restored: a global change would hide warnings other tests assert on)."""
     import logging
     from mcudeploy.importers import load_model
-    logging.getLogger("mcudeploy").setLevel(logging.ERROR)
-    return load_model(shared_model(name))
+    logger = logging.getLogger("mcudeploy")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return load_model(shared_model(name))
+    finally:
+        logger.setLevel(previous)
 
 
 def cli(*argv: str) -> argparse.Namespace:

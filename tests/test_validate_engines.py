@@ -33,8 +33,8 @@ def test_engines_refuse_the_wrong_kind_of_model(tmp_path):
         ENGINES["int"].run(load_model(float_path), {"x": np.zeros((1, 1, 6, 6, 2), np.float32)})
     with pytest.raises(UsageError, match="full-integer quantized model"):
         ENGINES["float"].run(load_model(int8_path), {"x": np.zeros((1, 1, 6, 6, 2), np.int8)})
-    with pytest.raises(UsageError, match="unknown engine; choose one of float, int"):
-        get_engine("qemu-m4")
+    with pytest.raises(UsageError, match="unknown engine; choose one of c-host, float, int, qemu-m4, qemu-m55"):
+        get_engine("tpu-v9")
 
 
 def test_int_engine_is_run_int_batched(tmp_path):

@@ -21,6 +21,7 @@ from ..validate.metrics import class_count
 from ..validate.plot import write_scatter
 from ..validate.report import print_report, to_json
 from ..validate.thresholds import Thresholds
+from ..report.console import make_console
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .registry import command
 
@@ -45,6 +46,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare every layer and name the first where the error jumps")
     parser.add_argument("--plot", type=Path, metavar="OUT.png", help="scatter plot of the outputs")
     parser.add_argument("--json", metavar="OUT.json", help="write the report as JSON ('-' = stdout)")
+    parser.add_argument("--on", choices=("host", "qemu-m4", "qemu-m55"),
+                        help="also generate the C code, run it on the host or a QEMU Cortex-M board and "
+                             "check it bit-exactly against the integer reference (full-integer models)")
     defaults = Thresholds()
     for name, help_text in (("cosine-min", "minimum cosine similarity"),
                             ("top1-min", "minimum top-1 agreement (fraction)"),
@@ -81,6 +85,21 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
                       top5_min=args.top5_min, accuracy_drop_max=args.accuracy_drop_max)
 
 
+def _check_generated_code(on: str, float_graph, quantized_graph, samples: Samples) -> None:
+    """``--on``: the generated code must match the integer reference bit for bit."""
+    from ..validate.c_runner import check_generated_code
+    from ..validate.compare import quantized_feeds
+    from ..validate.engines import precision
+
+    if precision(quantized_graph) != "integer":
+        raise UsageError(f"--on {on}: C code is generated for full-integer models; this quantized "
+                         "model keeps float nodes")
+    check = check_generated_code(quantized_graph, quantized_feeds(float_graph, quantized_graph, samples), on)
+    make_console().print(check.describe())
+    if not check.bit_exact:
+        raise ValidationFailed(check.describe())
+
+
 @command("validate", "Compare a quantized model with its float original: metrics, PASS / FAIL",
          _arguments)
 def run(args: argparse.Namespace) -> int:
@@ -102,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         write_scatter(args.plot, result.float_outputs, result.quantized_outputs,
                       {m.output: m.cosine for m in result.metrics})
+    if args.on:
+        _check_generated_code(args.on, float_graph, quantized_graph, samples)
     if not result.passed:
         raise ValidationFailed("validation FAILED: " + "; ".join(
             f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"

@@ -6,3 +6,4 @@ from . import cmd_plan  # noqa: F401
 from . import cmd_quantize  # noqa: F401
 from . import cmd_run  # noqa: F401
 from . import cmd_validate  # noqa: F401
+from . import cmd_generate  # noqa: F401

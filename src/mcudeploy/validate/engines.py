@@ -4,8 +4,7 @@ An engine is ``run(graph, feeds) -> outputs`` on batched arrays: every feed is
 ``(N, *declared_input_shape)`` with the input's own dtype, every result
 ``(N, *declared_output_shape)`` with the output's own dtype (an int8 output stays int8).
 ``capture=True`` returns every tensor by value name instead (for the per-layer comparison).
-Engines register in :data:`ENGINES` with :func:`engine`; later issues add ``c-host``,
-``qemu-m4``, ``qemu-m55`` there.
+Engines register in :data:`ENGINES` with :func:`engine`.
 
 What each built-in engine accepts, by the graph's :func:`precision`:
 
@@ -20,6 +19,9 @@ What each built-in engine accepts, by the graph's :func:`precision`:
   through :func:`~mcudeploy.quantize.simulate.run_quantized`; QDQ graphs (ONNX) are first
   converted by :mod:`mcudeploy.passes.qdq_to_quantized`. A float graph
   is refused: quantize it first with ``mcudeploy quantize``.
+* ``c-host``, ``qemu-m4``, ``qemu-m55`` -- the generated C code (:mod:`mcudeploy.codegen`),
+  built with the host compiler (:mod:`.c_runner`) or cross-compiled and run on the QEMU
+  Cortex-M4 / M55 boards (:mod:`.qemu`); full-integer graphs only, no ``capture``.
 """
 from __future__ import annotations
 
@@ -122,3 +124,36 @@ def run_int_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
     if kind == "mixed":
         return run_quantized(graph, feeds, capture=capture)
     return run_int(graph, feeds, batch=True, capture=capture)
+
+
+def _generated_code_graph(graph: Graph, name: str, capture: bool) -> Graph:
+    if capture:
+        raise UsageError(f"--engine {name} runs the generated C code, which keeps no intermediate "
+                         "tensors; compare layers with --engine int")
+    kind = precision(graph)
+    if kind == "qdq":
+        graph, kind = to_integer_graph(graph), "integer"
+    if kind != "integer":
+        raise UsageError(f"{_model_name(graph)} is a {kind} model; C code is generated for "
+                         "full-integer models only: quantize it fully with mcudeploy quantize")
+    return graph
+
+
+@engine("c-host", "generated C code, built with the host C compiler")
+def run_c_host_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
+                      capture: bool = False) -> dict[str, np.ndarray]:
+    from .c_runner import run_host
+
+    return run_host(_generated_code_graph(graph, "c-host", capture), feeds).outputs
+
+
+def _emulator_engine(name: str, board: str) -> None:
+    def run(graph: Graph, feeds: dict[str, np.ndarray], *, capture: bool = False) -> dict[str, np.ndarray]:
+        from .qemu import run_qemu
+
+        return run_qemu(_generated_code_graph(graph, name, capture), feeds, name).outputs
+    engine(name, f"generated C code cross-compiled for {board} under QEMU (semihosting)")(run)
+
+
+_emulator_engine("qemu-m4", "Cortex-M4 (mps2-an386)")
+_emulator_engine("qemu-m55", "Cortex-M55 (mps3-an547)")

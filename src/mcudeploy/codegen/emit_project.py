@@ -1,0 +1,111 @@
+"""The whole generated project: network files, runtime sources, build files, example and
+validation programs, board support, optional test vectors and TrustZone wrapper.
+
+Input: the graph, its memory plan, the prepared parameters, the target and the options
+(:class:`ProjectOptions`). Output: ``{relative path: text}`` for
+:func:`~.output_dir.write_project`. Layout::
+
+    network.h network.c network_data.h network_data.c network_sections.ld
+    runtime/include/*.h runtime/src/<the kernels the network calls>.c
+    main.c                 Cortex-M example: DWT timing (+ test-vector self-check)
+    harness_main.c         reads samples from a file, writes outputs (validation)
+    test_vectors.h/.c      with --test-vectors
+    boards/                QEMU start-up code, linker scripts, CMake toolchain file
+    Makefile CMakeLists.txt
+    secure/network_secure.c network_ns.h     with --trustzone
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..ir import Graph
+from .boards import BOARDS, CORE_FLAGS
+from .c_literals import c_array_body
+from .emit_data import ALIGNMENT, constant_arrays, render_data
+from .emit_network import render_network
+from .identifiers import IdentifierTable, comment_text
+from .templates import render
+from .trustzone import render_trustzone
+
+RUNTIME = Path(__file__).resolve().parents[3] / "runtime"
+RUNTIME_HEADERS = ("include/mcu_runtime.h", "include/mcu_fixed_point.h", "src/mcu_internal.h")
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+EXAMPLE_RUNS = 10
+
+
+@dataclass(frozen=True)
+class TestVectors:
+    """Samples and the reference outputs: every array ``(N, *declared shape)``, by value name."""
+    inputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+    source: str
+
+
+@dataclass(frozen=True)
+class ProjectOptions:
+    model: str
+    target: object = None
+    alignment: int = ALIGNMENT
+    test_vectors: TestVectors | None = None
+    trustzone: bool = False
+
+
+def runtime_files(sources: list[str]) -> dict[str, str]:
+    """The runtime headers and the given ``src/*.c`` files, copied verbatim."""
+    names = list(RUNTIME_HEADERS) + [f"src/{name}" for name in sources]
+    return {f"runtime/{name}": (RUNTIME / name).read_text() for name in names}
+
+
+def _sample_bytes(arrays: dict[str, np.ndarray], values, index: int) -> str:
+    joined = b"".join(np.ascontiguousarray(arrays[v.name][index], dtype=v.dtype.numpy).astype(
+        np.dtype(v.dtype.numpy).newbyteorder("<")).tobytes() for v in values)
+    return c_array_body(np.frombuffer(joined, dtype=np.uint8))
+
+
+def render_test_vectors(graph: Graph, vectors: TestVectors, model: str) -> dict[str, str]:
+    count = next(iter(vectors.inputs.values())).shape[0]
+    context = {"model": comment_text(model), "data": comment_text(vectors.source), "count": count,
+               "inputs": [_sample_bytes(vectors.inputs, graph.inputs, i) for i in range(count)],
+               "outputs": [_sample_bytes(vectors.outputs, graph.outputs, i) for i in range(count)],
+               "input_types": comment_text(", ".join(v.type_str() for v in graph.inputs)),
+               "output_types": comment_text(", ".join(v.type_str() for v in graph.outputs))}
+    return {"test_vectors.h": render("test_vectors.h.j2", context),
+            "test_vectors.c": render("test_vectors.c.j2", context)}
+
+
+def _build_files(model: str, runtime_sources: list[str], test_vectors: bool) -> dict[str, str]:
+    boards = [{"name": b.name, "core": b.core, "flags": CORE_FLAGS[b.core]} for b in BOARDS.values()]
+    context = {"model": comment_text(model), "runtime_sources": runtime_sources, "boards": boards,
+               "cores": [{"name": name, "flags": flags} for name, flags in CORE_FLAGS.items()],
+               "test_vectors": test_vectors,
+               "network_sources": ["network.c", "network_data.c"] + (["test_vectors.c"] if test_vectors else []),
+               "runs": EXAMPLE_RUNS}
+    files = {"Makefile": render("Makefile.j2", context), "CMakeLists.txt": render("CMakeLists.txt.j2", context),
+             "main.c": render("main.c.j2", context),
+             "harness_main.c": (TEMPLATES / "harness_main.c").read_text(),
+             "boards/startup_cortex_m.c": (TEMPLATES / "boards" / "startup_cortex_m.c").read_text(),
+             "boards/arm-none-eabi.cmake": render("boards/arm-none-eabi.cmake.j2", context)}
+    for board in BOARDS.values():
+        files[f"boards/{board.name}.ld"] = render("boards/board.ld.j2", {**board.__dict__, "board": board.name})
+    return files
+
+
+def generate_files(graph: Graph, plan, params: dict, options: ProjectOptions) -> dict[str, str]:
+    """Every file of the project (see the module docstring), by relative path."""
+    constants = IdentifierTable("weight_")
+    weight_arrays = constant_arrays(graph, plan, constants)
+    network, requant_arrays, sources, arena_sections = render_network(graph, plan, params, constants,
+                                                                      options.alignment, options.model)
+    files = dict(network)
+    files.update(render_data(weight_arrays + requant_arrays, options.target, options.model, options.alignment,
+                             arena_sections))
+    files.update(runtime_files(sources))
+    files.update(_build_files(options.model, sources, options.test_vectors is not None))
+    if options.test_vectors is not None:
+        files.update(render_test_vectors(graph, options.test_vectors, options.model))
+    if options.trustzone:
+        files.update(render_trustzone(graph, options.model))
+    return files

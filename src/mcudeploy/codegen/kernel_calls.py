@@ -1,0 +1,142 @@
+"""One C runtime call per IR node, as text: the same mapping the runtime's bit-exact tests
+use (``runtime/tests/c_runners.py``), written out instead of called through ctypes.
+
+Input: a node (NHWC, quantized), its parameters from the Python integer kernel's
+``prepare`` (:func:`mcudeploy.reference.int_executor.prepare_graph`) and a
+:class:`CallContext` that knows the C expression of every tensor pointer (from the memory
+plan) and the region of the node's weights. Output: a :class:`KernelCall`: ``static const``
+struct definitions, per-channel requantization arrays for ``network_data.c``, the call
+expression (returns ``mcu_status``) and the runtime sources it needs. Nothing is decided
+here: every number is copied from the prepared parameters or the node's attributes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import Node, Value
+from .c_literals import c_int
+
+PAD_MODES = {"constant": "MCU_PAD_CONSTANT", "reflect": "MCU_PAD_REFLECT", "edge": "MCU_PAD_EDGE"}
+SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32"}
+
+
+@dataclass
+class ConstArray:
+    """A ``const`` array for ``network_data.c``: symbol, values (their dtype is the C type),
+    the plan's region for it, and a comment naming what it is."""
+    symbol: str
+    values: np.ndarray
+    region: str
+    comment: str
+
+
+@dataclass
+class KernelCall:
+    declarations: list[str] = field(default_factory=list)
+    arrays: list[ConstArray] = field(default_factory=list)
+    call: str = ""
+    sources: tuple[str, ...] = ()
+    scratch_size: str = ""   # C expression of the scratch bytes the call needs ("" = none)
+
+
+@dataclass
+class CallContext:
+    """What an emitter may ask: the node's identifier, pointers to tensors and the region of
+    the node's requantization arrays (the plan's region of its weights)."""
+    node: Node
+    params: Any
+    symbol: str                                  # e.g. node_conv1
+    pointer: Callable[[Value], str]              # C expression of a tensor's data pointer
+    data_region: str
+    scratch: str = "NULL"                        # C expression of the node's mcu_context *
+
+    def dims(self, shape: tuple[int, ...]) -> str:
+        if len(shape) > 4:
+            raise UnsupportedError(f"node {self.node.name!r} ({self.node.op}): rank-{len(shape)} tensor; "
+                                   "the C runtime takes tensors of rank <= 4")
+        full = (1,) * (4 - len(shape)) + tuple(int(s) for s in shape)
+        return "{" + ", ".join(map(str, full)) + "}"
+
+    def declare(self, call: KernelCall, ctype: str, suffix: str, body: str) -> str:
+        """Add ``static const <ctype> <symbol>_<suffix> = <body>;`` and return ``&symbol``."""
+        name = f"{self.symbol}_{suffix}"
+        call.declarations.append(f"static const {ctype} {name} = {body};")
+        return f"&{name}"
+
+    def dims_ref(self, call: KernelCall, suffix: str, shape: tuple[int, ...]) -> str:
+        return self.declare(call, "mcu_dims", suffix, self.dims(shape))
+
+    def int_array(self, call: KernelCall, suffix: str, values, what: str) -> str:
+        symbol = f"{self.symbol}_{suffix}"
+        array = np.ascontiguousarray(np.asarray(values, dtype=np.int32).reshape(-1))
+        call.arrays.append(ConstArray(symbol, array, self.data_region, f"{what} of {self.node.name}"))
+        return symbol
+
+
+EMITTERS: dict[str, Callable[[CallContext], KernelCall]] = {}
+
+
+def emitter(*ops: str, sources: tuple[str, ...]):
+    """Register the decorated ``emit(context, call)`` for ``ops``; it fills ``call``."""
+    def register(function: Callable[[CallContext, KernelCall], None]):
+        def emit(context: CallContext) -> KernelCall:
+            call = KernelCall(sources=sources)
+            function(context, call)
+            return call
+        for op in ops:
+            EMITTERS[op] = emit
+        return function
+    return register
+
+
+def emit_call(context: CallContext) -> KernelCall:
+    """The :class:`KernelCall` of ``context.node``; :class:`UnsupportedError` if none."""
+    node = context.node
+    if node.op not in EMITTERS:
+        raise UnsupportedError(f"node {node.name!r}: op {node.op} has no C runtime kernel; "
+                               f"C code can be generated for {', '.join(sorted(EMITTERS))}")
+    return EMITTERS[node.op](context)
+
+
+def suffix(value: Value) -> str:
+    return SUFFIX[str(value.dtype)]
+
+
+def activation(params) -> str:
+    return "{" + f"{c_int(params.activation_min)}, {c_int(params.activation_max)}" + "}"
+
+
+def bias_pointer(context: CallContext) -> str:
+    inputs = context.node.inputs
+    return context.pointer(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else "NULL"
+
+
+def check_wide(context: CallContext) -> bool:
+    wide = suffix(context.node.inputs[0]) == "s16"
+    if wide and not getattr(context.params, "int64_accumulator", True):
+        raise UnsupportedError(f"node {context.node.name!r}: 16x8 with an int32 bias (int32 "
+                               "accumulator) has no C kernel")
+    return wide
+
+
+def channel_quant(context: CallContext, call: KernelCall, kind: str = "mcu_channel_quant") -> str:
+    p = context.params
+    multiplier = context.int_array(call, "multiplier", p.output_multiplier, "output multipliers")
+    shift = context.int_array(call, "shift", p.output_shift, "output shifts")
+    offsets = [c_int(p.input_offset)]
+    if kind == "mcu_fc_quant":
+        offsets.append(c_int(p.weights_offset))
+    body = "{" + ", ".join(offsets + [c_int(p.output_offset), multiplier, shift]) + "}"
+    return context.declare(call, kind, "quant", body)
+
+
+def in_out(context: CallContext, call: KernelCall, index: int = 0) -> tuple[str, str, str, str]:
+    """``(&in_dims, in, &out_dims, out)`` for input ``index`` and output 0."""
+    node = context.node
+    x, y = node.inputs[index], node.outputs[0]
+    return (context.dims_ref(call, f"in{index}_dims", x.shape), context.pointer(x),
+            context.dims_ref(call, "out_dims", y.shape), context.pointer(y))

@@ -1,0 +1,170 @@
+"""Run the generated C code on the host: generate the project, build its harness
+(``harness_main.c``) with the host compiler, feed it the samples through a file and read
+the outputs back.
+
+Input: a full-integer graph and batched feeds (every array ``(N, *declared shape)``).
+Output: the outputs by name, ``(N, *declared shape)``, exactly as the C code computed
+them (compare them bit for bit with :func:`~mcudeploy.reference.int_executor.run_int`).
+
+Sample file format (the harness's): per sample every input's bytes in graph order,
+little-endian; the outputs file holds per sample every output's bytes in graph order.
+:mod:`.qemu` runs the same project on the Cortex-M boards.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import McuDeployError, UsageError
+from ..ir import Graph
+from ..reference.int_executor import check_int_feeds, prepare_graph
+
+log = logging.getLogger(__name__)
+BUILD_TIMEOUT = 600
+
+
+class CodegenRunError(McuDeployError):
+    """Building or running the generated C code failed (compiler, QEMU or the harness)."""
+
+
+@dataclass
+class CRunResult:
+    outputs: dict[str, np.ndarray]
+    instructions: list[int] = field(default_factory=list)   # per inference (QEMU only)
+    project: Path | None = None
+
+
+def generate_for_run(graph: Graph, folder: Path, plan=None) -> Path:
+    """Write the generated project of ``graph`` into ``folder`` (replacing an earlier one)."""
+    from ..codegen import ProjectOptions, generate_files, plan_for_codegen, write_project
+
+    plan = plan if plan is not None else plan_for_codegen(graph)
+    files = generate_files(graph, plan, prepare_graph(graph), ProjectOptions(model=graph.name))
+    write_project(files, folder, force=True)
+    return folder
+
+
+def write_samples(graph: Graph, feeds: dict[str, np.ndarray], path: Path) -> int:
+    """The harness's input file; the number of samples."""
+    arrays = check_int_feeds(graph, feeds, batch=True)
+    count = next(iter(arrays.values())).shape[0] if arrays else 1
+    with open(path, "wb") as handle:
+        for index in range(count):
+            for value in graph.inputs:
+                little = np.dtype(value.dtype.numpy).newbyteorder("<")
+                handle.write(np.ascontiguousarray(arrays[value.name][index], dtype=little).tobytes())
+    return count
+
+
+def read_outputs(graph: Graph, path: Path, count: int) -> dict[str, np.ndarray]:
+    """Split the harness's output file into ``(count, *shape)`` arrays by output name."""
+    data = path.read_bytes()
+    per_sample = sum(v.nbytes for v in graph.outputs)
+    if len(data) != per_sample * count:
+        raise CodegenRunError(f"the generated code wrote {len(data)} bytes of outputs, expected "
+                              f"{count} samples x {per_sample} bytes")
+    outputs, offset = {}, 0
+    rows = np.frombuffer(data, dtype=np.uint8).reshape(count, per_sample)
+    for value in graph.outputs:
+        little = np.dtype(value.dtype.numpy).newbyteorder("<")
+        chunk = np.ascontiguousarray(rows[:, offset:offset + value.nbytes])
+        outputs[value.name] = chunk.view(little).astype(value.dtype.numpy).reshape((count, *value.shape))
+        offset += value.nbytes
+    return outputs
+
+
+def run_command(command: list[str], folder: Path, what: str, timeout: float = BUILD_TIMEOUT) -> str:
+    """Run ``command`` in ``folder``; :class:`CodegenRunError` with its output on failure."""
+    try:
+        result = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CodegenRunError(f"{what} did not finish within {timeout:g} s ({' '.join(command)})") from None
+    except FileNotFoundError:
+        raise CodegenRunError(f"{what}: {command[0]} is not installed") from None
+    if result.returncode != 0:
+        raise CodegenRunError(f"{what} failed (exit {result.returncode}) in {folder}:\n"
+                              f"{(result.stdout + result.stderr)[-4000:]}")
+    return result.stdout
+
+
+@contextmanager
+def work_folder(keep: Path | None = None) -> Iterator[Path]:
+    """``keep`` (created), or a temporary folder removed afterwards."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    folder = Path(tempfile.mkdtemp(prefix="mcudeploy-c-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def build_host(project: Path, *, sanitize: bool = False) -> Path:
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        raise UsageError("no host C compiler (cc / gcc) found; install gcc (apt-get install gcc)")
+    run_command(["make", "-s", f"SANITIZE={int(sanitize)}"], project, "building the generated code on the host")
+    return project / "build" / ("host-sanitize" if sanitize else "host") / "network_harness"
+
+
+def run_host(graph: Graph, feeds: dict[str, np.ndarray], *, sanitize: bool = False,
+             keep: Path | None = None, plan=None) -> CRunResult:
+    """Generate, build with the host compiler and run on ``feeds`` (batched)."""
+    with work_folder(keep) as folder:
+        project = generate_for_run(graph, folder / "project", plan)
+        program = build_host(project, sanitize=sanitize)
+        count = write_samples(graph, feeds, folder / "inputs.bin")
+        run_command([str(program), str(folder / "inputs.bin"), str(folder / "outputs.bin")], folder,
+                    "running the generated code on the host")
+        return CRunResult(read_outputs(graph, folder / "outputs.bin", count),
+                          project=project if keep is not None else None)
+
+
+@dataclass
+class GeneratedCodeCheck:
+    """The generated code on ``on`` against the integer reference, over ``samples`` samples."""
+    on: str
+    samples: int
+    mismatches: dict[str, int]           # output name -> samples whose bytes differ
+    instructions: list[int] = field(default_factory=list)
+
+    @property
+    def bit_exact(self) -> bool:
+        return not any(self.mismatches.values())
+
+    def describe(self) -> str:
+        verdict = ("bit-exact" if self.bit_exact else "MISMATCH: " + ", ".join(
+            f"{name} differs in {count} of {self.samples} samples" for name, count in self.mismatches.items() if count))
+        text = f"generated C code on {self.on}: {verdict} against the integer reference ({self.samples} samples)"
+        if self.instructions:
+            text += (f"; {int(np.mean(self.instructions))} instructions per inference "
+                     f"(min {min(self.instructions)}, max {max(self.instructions)})")
+        return text
+
+
+def check_generated_code(graph: Graph, feeds: dict[str, np.ndarray], on: str, *,
+                         sanitize: bool = False) -> GeneratedCodeCheck:
+    """Run the generated code on ``on`` (``host``, ``qemu-m4``, ``qemu-m55``) and compare every
+    output byte with :func:`~mcudeploy.reference.int_executor.run_int` on the same feeds."""
+    from ..reference.int_executor import run_int
+    from .qemu import run_qemu
+
+    if on == "host":
+        result = run_host(graph, feeds, sanitize=sanitize)
+    else:
+        result = run_qemu(graph, feeds, on)
+    reference = run_int(graph, feeds, batch=True)
+    mismatches = {}
+    for value in graph.outputs:
+        got, want = result.outputs[value.name], np.asarray(reference[value.name])
+        mismatches[value.name] = int(np.sum(np.any((got != want).reshape(len(got), -1), axis=1)))
+    return GeneratedCodeCheck(on, len(next(iter(result.outputs.values()))), mismatches, result.instructions)
