@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UsageError
 from ..ir import Graph
 from .boards import BOARDS, CORE_FLAGS
 from .c_literals import c_array_body
@@ -54,7 +55,14 @@ class ProjectOptions:
 
 
 def runtime_files(sources: list[str]) -> dict[str, str]:
-    """The runtime headers and the given ``src/*.c`` files, copied verbatim."""
+    """The runtime headers and the given ``src/*.c`` files, copied verbatim.
+
+    The C runtime lives beside the package in the source tree (``runtime/`` builds on its
+    own); an install that is not from a checkout has no copy of it, which is said plainly.
+    """
+    if not (RUNTIME / RUNTIME_HEADERS[0]).is_file():
+        raise UsageError(f"the C runtime sources are not at {RUNTIME}: mcudeploy generate needs "
+                         "mcudeploy installed from its source checkout (pip install -e .)")
     names = list(RUNTIME_HEADERS) + [f"src/{name}" for name in sources]
     return {f"runtime/{name}": (RUNTIME / name).read_text() for name in names}
 
