@@ -157,7 +157,8 @@ def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit:
 
 def _assemble(graph, target, names, lives, found: ReuseSet, offsets, alignment, io_in_arena,
               bound) -> MemoryPlan:
-    region = arena_region(target)
+    region = arena_region(target, max((offsets[found.root(life.name)[0]] + found.root(life.name)[1]
+                                       + align_up(life.size, alignment) for life in lives), default=0))
     tensors, scratch = {}, {}
     for life in lives:
         root, inner = found.root(life.name)

@@ -6,8 +6,9 @@ Output: :class:`RegionPlacement` (region of the arena and of every constant, byt
 region, estimated access time of each choice).
 
 Rules:
-1. The arena (read and written at every step) goes to the fastest writable on-chip region
-   where it fits; else to external RAM (PSRAM); else it does not fit (the ledger says so).
+1. The arena goes where :func:`arena_region` says (the same rule the memory plan and the
+   generated code use): on-chip before PSRAM, NPU-reachable first on an NPU target, then
+   the largest region with room; else it does not fit (the ledger says so).
 2. Weights stay where they are stored (flash). They are copied to on-chip RAM only when
    that flash is slow — at least ``SLOW_FLASH_RATIO`` times below the fastest on-chip RAM's
    bandwidth, as external octo/quad-SPI flash is (reads cost 2-20x) — or when
@@ -44,12 +45,26 @@ class RegionPlacement:
     notes: list[str] = field(default_factory=list)
 
 
-def arena_region(target) -> str:
-    """Default region of the activation arena: the largest on-chip writable region ("arena" without a target)."""
+def arena_region(target, arena_bytes: int = 0, free: dict[str, int] | None = None) -> str:
+    """Region of the activation arena ("arena" without a target): among the writable regions
+    with room for ``arena_bytes`` (``free`` bytes left per region, default their sizes),
+    on-chip before external RAM; on an NPU target the NPU-reachable, highest-bandwidth bank
+    (the NPU streams every activation through it); on a CPU-only target the largest: a
+    general-purpose SRAM rather than a small fast bank (CCM, DTCM), because DMA engines that
+    fill inputs can usually reach it and the small banks stay free for the application
+    (X-CUBE-AI places activations the same way by default).
+    When nothing has room: the largest on-chip region (the ledger then reports the overflow).
+    """
     if target is None:
         return "arena"
-    region = target.largest_sram
-    return region.name if region is not None else target.regions[0].name
+    free = free if free is not None else {r.name: r.size for r in target.regions}
+    writable = [r for r in target.regions if r.writable]
+    fitting = [r for r in writable if free.get(r.name, 0) >= arena_bytes]
+    has_npu = target.npu is not None
+    best = max(fitting or writable or target.regions,
+               key=lambda r: (r.on_chip, has_npu and r.npu_access, has_npu and _bandwidth(r),
+                              free.get(r.name, 0)))
+    return best.name
 
 
 def weight_regions(graph: Graph, target) -> dict[str, str]:
@@ -82,8 +97,8 @@ def place_regions(graph: Graph, arena_bytes: int, target, taken: dict[str, int] 
     """Assign the arena and the weights to regions (module docstring)."""
     taken = dict(taken or {})
     free = {r.name: r.size - taken.get(r.name, 0) for r in target.regions}
-    writable = sorted((r for r in target.regions if r.writable), key=lambda r: (not r.on_chip, -_bandwidth(r)))
-    arena = next((r for r in writable if free[r.name] >= arena_bytes), None)
+    chosen = next(r for r in target.regions if r.name == arena_region(target, arena_bytes, free))
+    arena = chosen if chosen.writable and free[chosen.name] >= arena_bytes else None
     placement = RegionPlacement(arena.name if arena else None, {}, dict(taken))
     if arena is None:
         placement.notes.append(f"the activation arena ({arena_bytes} bytes) fits no writable region")
