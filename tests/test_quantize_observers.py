@@ -113,3 +113,87 @@ def test_huge_bias_raises_weight_scale_so_it_fits_int32():
     scales = scheme.fit_weight_scales_to_bias(weights, bias, 1e-3)
     values, _ = scheme.bias_params(bias, 1e-3, scheme.weight_params(weights, scales=scales)[1])
     assert abs(int(values[0])) < 2**31 - 1
+
+
+def _sparse_relu6_tensor(seed: int = 6) -> np.ndarray:
+    """A post-ReLU6 tensor as MobileNet layers produce: 70 % exact zeros, a dense bulk near
+    0 and a sparse tail of large values up to the saturation at 6."""
+    rng = np.random.default_rng(seed)
+    size = 200_000
+    values = np.abs(rng.standard_normal(size) * 0.25)
+    values[rng.random(size) < 0.7] = 0.0
+    tail = rng.random(size) < 0.01
+    values[tail] = rng.uniform(1.0, 6.0, int(tail.sum()))
+    values[rng.random(size) < 0.002] = 6.0
+    return values.astype(np.float32)
+
+
+def test_entropy_keeps_the_sparse_tail_of_a_relu6_output():
+    # The KL search alone cut such tensors to about a quarter of their range (MobileNetV2:
+    # 1.5 of 6; VWW activation_24: 0.99 of 7.89), clipping values that carry the signal.
+    values = _sparse_relu6_tensor()
+    sample = _sample(values)
+    low, high = observed_range(sample, "entropy")
+    assert low == 0.0 and high <= 6.0
+    assert high >= 0.99 * np.percentile(values, 99.99)
+    assert clipped_fraction(sample, low, high) <= 1e-4
+    # energy view: the clipped range loses no more than minmax's coarser steps do
+    from mcudeploy.quantize.observers import quantization_error
+    assert quantization_error(values, low, high) <= 1.5 * quantization_error(values, 0.0, 6.0)
+
+
+def test_entropy_still_clips_a_gaussian_at_a_few_sigma():
+    values = np.random.default_rng(7).standard_normal(200_000).astype(np.float32)
+    sample = _sample(values)
+    low, high = observed_range(sample, "entropy")
+    full_low, full_high = observed_range(sample, "minmax")
+    assert full_low < low < -2.5 and 2.5 < high < full_high
+    assert low == pytest.approx(-high)
+
+
+@pytest.mark.parametrize("weight,expected", [(0.05610236, 10), (-0.05610236, -10), (0.1269685, 22)])
+def test_weights_round_in_float32_like_tflite(weight, expected):
+    # w * float32(127 / 0.75) is exactly 9.5 / -9.5 / 21.5 in float32 (ties away from zero),
+    # but w / scale in float64 is 9.4999999..., which rounds to 9.
+    weights = np.array([[0.75, weight]], np.float32)
+    product = np.float32(weights[0, 1]) * (np.float32(127) / np.float32(0.75))
+    assert abs(float(product)) % 1 == 0.5
+    assert abs(float(weights[0, 1]) / float(np.float32(0.75 / 127))) % 1 < 0.5
+    quantized, params = scheme.weight_params(weights, per_channel=True)
+    assert float(params.scale[0]) == float(np.float32(0.75 / 127))
+    assert quantized.tolist() == [[127, expected]]
+
+
+def test_bias_rounds_in_float32_like_tflite():
+    # bias * float32(1 / float32(0.02 * s_w)) is exactly 101.5 in float32; 101.49999 in float64
+    _, weight_quant = scheme.weight_params(np.array([[0.75, 0.1]], np.float32))
+    values, params = scheme.bias_params(np.array([0.011988188], np.float32), 0.02, weight_quant)
+    assert float(params.scale[0]) == float(np.float32(np.float32(0.02) * weight_quant.scale[0]))
+    assert 0.011988188 / float(params.scale[0]) < 101.5
+    assert values.tolist() == [102]
+
+
+@pytest.mark.parametrize("model", ["resnet8", "mobilenetv1_vww", "fc_autoencoder"])
+def test_weights_and_biases_match_the_mlperf_int8_models_bit_for_bit(model):
+    """Given the MLPerf int8 model's scales, our integer weights and biases equal theirs (made
+    by TFLite's converter from the same float model), every one of them."""
+    from conftest import shared_model
+
+    from mcudeploy.importers import load_model
+
+    float_graph = load_model(shared_model(f"mlperf_tiny/{model}_float.tflite"))
+    int8_graph = load_model(shared_model(f"mlperf_tiny/{model}_int8.tflite"))
+    float_nodes = {node.name: node for node in float_graph.nodes}
+    checked = 0
+    for node in int8_graph.nodes:
+        if node.op not in ("Conv", "Gemm") or node.name not in float_nodes:
+            continue
+        source, weight_quant = float_nodes[node.name], node.inputs[1].quant
+        quantized, ours = scheme.weight_params(source.inputs[1].const, weight_quant.axis is not None,
+                                               weight_quant.scale.astype(np.float32))
+        np.testing.assert_array_equal(quantized, node.inputs[1].const, err_msg=node.name)
+        bias, _ = scheme.bias_params(source.input(2).const.reshape(-1),
+                                     float(node.inputs[0].quant.scale[0]), ours)
+        np.testing.assert_array_equal(bias, node.input(2).const.reshape(-1), err_msg=node.name)
+        checked += 1
+    assert checked >= 9

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..exporters import export_onnx_qdq
 from ..importers import load_model
+from ..quantize.apply import WEIGHT_GRANULARITIES
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
 from ..quantize.quantizer import QuantizationConfig, quantize_model
@@ -40,8 +41,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write the quantized ONNX QDQ model")
     parser.add_argument("--observer", choices=tuple(RANGE_METHODS), default="minmax",
                         help="how activation ranges are chosen (default: minmax)")
-    parser.add_argument("--per-tensor", action="store_true",
-                        help="one weight scale per tensor instead of one per output channel")
+    parser.add_argument("--weights", choices=WEIGHT_GRANULARITIES, default="per-channel",
+                        help="weight scales: per-channel (one per output channel, all layers; "
+                             "default), per-tensor (one per tensor, all layers), or tflite "
+                             "(what TFLite's converter does: per channel for Conv / "
+                             "ConvTranspose / depthwise, per tensor for Gemm / MatMul, i.e. "
+                             "fully connected)")
+    parser.add_argument("--per-tensor", action="store_const", dest="weights", const="per-tensor",
+                        help="alias of --weights per-tensor")
     parser.add_argument("--keep-float", nargs="+", default=[], metavar="NODE",
                         help="nodes that stay float (Dequantize before, Quantize after)")
     parser.add_argument("--int16", nargs="+", default=[], metavar="NODE",
@@ -85,7 +92,7 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _check(args)
     graph = load_model(args.model, input_shapes=input_shapes_from(args))
-    config = QuantizationConfig(observer=args.observer, per_channel=not args.per_tensor,
+    config = QuantizationConfig(observer=args.observer, weights=args.weights,
                                 keep_float=tuple(args.keep_float), int16=tuple(args.int16),
                                 int8_io=args.int8_io, activations=args.activations,
                                 auto_mixed=args.auto_mixed,

@@ -6,8 +6,12 @@ the form the TFLite importer produces for full-integer models and the integer re
 executor runs:
 
 * int8 activations, asymmetric per tensor (int16 with zero point 0 for ``int16`` nodes);
-* Conv / ConvTranspose / Gemm weights int8 symmetric, per output channel (axis 0) unless
-  ``per_channel=False``; bias int32 (int64 in 16x8) with ``scale = s_in * s_w``, zero point 0;
+* Conv / ConvTranspose / Gemm weights int8 symmetric; granularity ``weights``:
+  ``per-channel`` (axis 0, all of them; the default), ``per-tensor`` (all; also
+  ``per_channel=False``) or ``tflite`` (TFLite's converter: per channel for Conv /
+  ConvTranspose, depthwise included, per tensor for Gemm, i.e. fully connected); bias int32
+  (int64 in 16x8) with ``scale = s_in * s_w``, zero point 0; weights and bias rounded in
+  float32 like TFLite's converter (:mod:`.scheme`);
 * fused activations stay clamps (real-valued attributes); a standalone Relu / Clip becomes an
   int -> int QuantizeLinear onto its output's range (the saturation is the clamp);
 * TFLite's op constraints from :mod:`.scheme`: fixed Softmax / Sigmoid / Tanh outputs, one
@@ -39,15 +43,28 @@ log = logging.getLogger(__name__)
 WEIGHTED_OPS = ("Conv", "ConvTranspose", "Gemm")
 CLAMP_OPS = ("Relu", "Clip")
 FLOAT = "float32"
+WEIGHT_GRANULARITIES = ("per-channel", "per-tensor", "tflite")
+PER_TENSOR_IN_TFLITE = frozenset({"Gemm", "MatMul"})
 
 
 @dataclass(frozen=True)
 class QuantizeOptions:
-    per_channel: bool = True
+    per_channel: bool = True          # False: the older spelling of weights="per-tensor"
     keep_float: frozenset[str] = frozenset()
     int16: frozenset[str] = frozenset()
     int8_io: bool = False
     activation_dtype: str = "int8"   # "int16": the whole graph in 16x8 mode
+    weights: str = "per-channel"      # one of WEIGHT_GRANULARITIES
+
+    @property
+    def granularity(self) -> str:
+        return self.weights if self.per_channel else "per-tensor"
+
+    def weights_per_channel(self, op: str) -> bool:
+        """Whether the weights of an ``op`` node get one scale per output channel."""
+        if self.granularity == "tflite":
+            return op not in PER_TENSOR_IN_TFLITE
+        return self.granularity == "per-channel"
 
 
 @dataclass
@@ -75,6 +92,9 @@ class _Groups:
 
 
 def _check_options(graph: Graph, options: QuantizeOptions) -> None:
+    if options.weights not in WEIGHT_GRANULARITIES:
+        raise UsageError(f"weight granularity {options.weights!r}: choose one of "
+                         f"{', '.join(WEIGHT_GRANULARITIES)}")
     names = {node.name for node in graph.nodes}
     for option, chosen in (("--keep-float", options.keep_float), ("--int16", options.int16)):
         unknown = sorted(set(chosen) - names)
@@ -255,9 +275,9 @@ class _Builder:
         weights, bias = node.inputs[1], node.input(2)
         input_scale = float(x.quant.scale[0])
         bias_array = None if bias is None or bias.const is None else bias.const.reshape(-1)
-        scales = scheme.fit_weight_scales_to_bias(weights.const, bias_array, input_scale,
-                                                  self.options.per_channel)
-        quantized, weight_quant = scheme.weight_params(weights.const, self.options.per_channel, scales)
+        per_channel = self.options.weights_per_channel(node.op)
+        scales = scheme.fit_weight_scales_to_bias(weights.const, bias_array, input_scale, per_channel)
+        quantized, weight_quant = scheme.weight_params(weights.const, per_channel, scales)
         new_weights = self.constant(weights.name, quantized, weight_quant)
         if bias is None:
             return [x, new_weights]
@@ -303,7 +323,8 @@ def quantize_graph(graph: Graph, ranges: dict[str, tuple[float, float]],
         float_nodes |= set(refused)
     verify(quantized)
     quantized.metadata["quantization"] = {
-        "activations": options.activation_dtype, "per_channel": options.per_channel,
+        "activations": options.activation_dtype, "per_channel": options.granularity == "per-channel",
+        "weights": options.granularity,
         "float_nodes": sorted(float_nodes), "int16_nodes": sorted(options.int16)}
     order = [node.name for node in quantized.nodes if node.name in names and not any(
         v.dtype.is_integer for v in node.outputs) and node.op not in ("QuantizeLinear", "DequantizeLinear")]

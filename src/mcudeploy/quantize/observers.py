@@ -9,11 +9,15 @@ range methods:
 * ``minmax``: ``[min, max]`` exactly;
 * ``percentile``: ``[P(100 - p), P(p)]`` of the sample (default ``p = 99.99``), inside
   ``[min, max]``; clips rare outliers;
-* ``entropy`` (KL divergence, TensorRT's method): histogram the non-zero ``|x|`` into 2048 bins; for each
-  threshold ``t`` (bin ``i``), the reference ``P`` is the first ``i`` bins with the tail
-  folded into the last, ``Q`` is the first ``i`` bins (tail dropped) merged into 128 levels (256 for a one-signed tensor) and spread back over the
-  non-empty bins; pick ``t`` minimising ``KL(P || Q) = sum P log(P / Q)``, then
-  ``[max(min, -t), min(max, t)]``;
+* ``entropy`` (KL divergence, TensorRT's method; details as in onnxruntime): histogram
+  ``|x|`` over ``[0, max|x|]`` into 2048 bins, the exact-zero spike of bin 0 replaced by bin
+  1's count (a ReLU output's zeros are exact whatever the range); for each threshold ``t``
+  (bin ``i``, from the larger of bin 128 and the bin of the ``P(99.99)`` of ``|x|`` up: KL
+  alone clips the sparse large values of ReLU / ReLU6 outputs, whose mass is tiny but whose
+  signal is not), the reference ``P`` is the first ``i`` bins with the tail folded into the
+  last, ``Q`` is the first ``i`` bins merged into 128 levels and spread back over the bins
+  where ``P`` is non-zero; empty bins of both get ``1e-4`` (taken from the others); pick ``t``
+  minimising ``KL(P || Q) = sum P log(P / Q)``, then ``[max(min, -t), min(max, t)]``;
 * ``mse``: ``[a * min, b * max]`` minimising the mean squared int8 (asymmetric)
   quantize-dequantize error of (up to 32768 values of) the sample; ``a`` and ``b`` on a
   geometric grid over ``[0.01, 1]``: first ``a = b``, then two rounds of coordinate descent.
@@ -28,6 +32,8 @@ MAX_SAMPLE = 1 << 18
 PER_UPDATE = 1 << 14
 HISTOGRAM_BINS = 2048
 KL_LEVELS = 128
+KL_FIRST_BIN = 128
+KL_EPSILON = 1e-4
 MSE_SMALLEST_FACTOR = 0.01
 
 
@@ -76,43 +82,47 @@ def percentile_range(sample: ValueSample, percentile: float = 99.99) -> tuple[fl
     return max(sample.low, float(low)), min(sample.high, float(high))
 
 
-def _kl_divergence(reference: np.ndarray, clipped: np.ndarray, levels: int) -> float:
-    """``KL(P || Q)``: ``P`` = ``reference`` (tail folded into its last bin), ``Q`` = the
-    in-range bins ``clipped`` merged into ``levels`` levels and spread back over the
-    non-empty bins (so ``Q`` misses the folded tail, and clipping costs divergence)."""
+def _smoothed(counts: np.ndarray, epsilon: float = KL_EPSILON) -> np.ndarray | None:
+    """``counts`` with ``epsilon`` in every empty bin, taken evenly from the others (so that
+    ``KL`` stays finite); ``None`` when nothing is left to take from."""
+    empty = counts == 0
+    filled = counts.size - int(empty.sum())
+    if filled == 0 or epsilon * empty.sum() / filled >= counts[~empty].min():
+        return None
+    return np.where(empty, epsilon, counts - epsilon * empty.sum() / filled)
+
+
+def _kl_divergence(histogram: np.ndarray, index: int, levels: int = KL_LEVELS) -> float:
+    """``KL(P || Q)`` of threshold bin ``index`` (see module docstring)."""
+    clipped = histogram[:index]
+    reference = clipped.copy()
+    reference[-1] += histogram[index:].sum()
     nonzero = reference > 0
-    candidate = np.zeros_like(clipped)
-    for chunk in np.array_split(np.arange(clipped.size), levels):
-        mask = clipped[chunk] > 0
-        used = mask.sum()
-        if used:
-            candidate[chunk[mask]] = clipped[chunk].sum() / used
-    p = reference / reference.sum()
-    q = candidate / max(candidate.sum(), 1e-12)
-    return float(np.sum(p[nonzero] * np.log(p[nonzero] / np.maximum(q[nonzero], 1e-12))))
+    starts = (np.arange(levels) * index) // levels
+    sums = np.add.reduceat(clipped, starts)
+    used = np.add.reduceat(nonzero.astype(np.float64), starts)
+    per_bin = np.divide(sums, used, out=np.zeros_like(sums), where=used > 0)
+    candidate = np.repeat(per_bin, np.diff(np.append(starts, index))) * nonzero
+    p, q = _smoothed(reference), _smoothed(candidate)
+    if p is None or q is None:
+        return np.inf
+    p, q = p / p.sum(), q / q.sum()
+    return float(np.sum(p * np.log(p / q)))
 
 
-def entropy_range(sample: ValueSample, bins: int = HISTOGRAM_BINS) -> tuple[float, float]:
-    # A one-signed tensor (ReLU output) spends all 256 int8 levels on one side.
-    levels = 2 * KL_LEVELS if sample.low >= 0 or sample.high <= 0 else KL_LEVELS
-    # Exact zeros (the ReLU spike) are left out: 0.0 is exactly representable whatever the
-    # range, and a spike in bin 0 makes every coarse Q look bad, biasing KL towards tiny t.
+def entropy_range(sample: ValueSample, bins: int = HISTOGRAM_BINS,
+                  percentile: float = 99.99) -> tuple[float, float]:
+    peak = max(abs(sample.low), abs(sample.high))
     magnitudes = np.abs(sample.values())
-    magnitudes = magnitudes[magnitudes > 0]
-    peak = float(magnitudes.max()) if magnitudes.size else 0.0
-    if peak == 0.0:
+    if peak == 0.0 or magnitudes.size == 0:
         return sample.low, sample.high
     histogram, edges = np.histogram(magnitudes, bins=bins, range=(0.0, peak))
     histogram = histogram.astype(np.float64)
-    best, best_index = np.inf, bins
-    for index in range(levels, bins + 1, 16):
-        clipped = histogram[:index]
-        reference = clipped.copy()
-        reference[-1] += histogram[index:].sum()
-        divergence = _kl_divergence(reference, clipped, levels)
-        if divergence < best:
-            best, best_index = divergence, index
-    threshold = float(edges[best_index])
+    histogram[0] = histogram[1]
+    floor = float(np.percentile(magnitudes, percentile))
+    first = min(max(KL_FIRST_BIN, int(np.searchsorted(edges, floor))), bins)
+    divergences = [_kl_divergence(histogram, index) for index in range(first, bins + 1)]
+    threshold = float(edges[first + int(np.argmin(divergences))])
     return max(sample.low, -threshold), min(sample.high, threshold)
 
 

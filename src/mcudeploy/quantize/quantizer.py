@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import UnsupportedError, UsageError
 from ..ir import Graph
-from .apply import QuantizeOptions, quantize_graph
+from .apply import WEIGHT_GRANULARITIES, QuantizeOptions, quantize_graph
 from .calibration import ImagePreprocessing, calibrate, load_calibration
 from .metrics import concatenated, cosine, sqnr_db
 from .observers import RANGE_METHODS, observed_range
@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class QuantizationConfig:
     observer: str = "minmax"
-    per_channel: bool = True
+    per_channel: bool = True           # False: the older spelling of weights="per-tensor"
+    weights: str = "per-channel"       # "per-tensor", or "tflite": Conv per channel, Gemm per tensor
     keep_float: tuple[str, ...] = ()
     int16: tuple[str, ...] = ()
     int8_io: bool = False
@@ -86,7 +87,10 @@ def _options(config: QuantizationConfig) -> QuantizeOptions:
     if config.observer not in RANGE_METHODS:
         raise UsageError(f"unknown observer {config.observer!r}; choose one of "
                          f"{', '.join(RANGE_METHODS)}")
-    return QuantizeOptions(per_channel=config.per_channel, keep_float=frozenset(config.keep_float),
+    if config.weights not in WEIGHT_GRANULARITIES:
+        raise UsageError(f"weights {config.weights!r}: choose one of {', '.join(WEIGHT_GRANULARITIES)}")
+    return QuantizeOptions(per_channel=config.per_channel, weights=config.weights,
+                           keep_float=frozenset(config.keep_float),
                            int16=frozenset(config.int16), int8_io=config.int8_io,
                            activation_dtype=config.activations)
 
