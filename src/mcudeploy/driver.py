@@ -23,3 +23,17 @@ def import_and_clean(path: str | Path, *, input_shapes: InputShapes | None = Non
     verify(graph)
     run_pipeline(graph, pipeline)
     return graph
+
+
+def load_for_deployment(path: str | Path, *, input_shapes: InputShapes | None = None) -> Graph:
+    """The graph that planning and code generation work on: a full-integer model as
+    imported, an ONNX QDQ model converted to integer ops (the same conversion ``run`` and
+    ``validate`` use), a float model as imported."""
+    from .validate.engines import precision, to_integer_graph
+
+    graph = load_model(path, input_shapes=input_shapes)
+    verify(graph)
+    if precision(graph) == "qdq":
+        graph = to_integer_graph(graph)
+        verify(graph)
+    return graph

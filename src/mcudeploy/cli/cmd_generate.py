@@ -16,13 +16,13 @@ import numpy as np
 
 from ..codegen import ProjectOptions, TestVectors, generate_files, plan_for_codegen, write_project
 from ..errors import UsageError
-from ..importers import load_model
+from ..driver import load_for_deployment
 from ..reference.float_kernels.quant import quantize
 from ..reference.int_executor import prepare_graph, run_int
 from ..report.console import make_console
 from ..targets import load_target
 from ..validate.data import _read_file, check_arrays   # _read_file: the .npz/.npy key matching
-from ..validate.engines import precision, to_integer_graph
+from ..validate.engines import precision
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .registry import command
 
@@ -48,11 +48,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _integer_graph(args: argparse.Namespace):
-    graph = load_model(args.model, input_shapes=input_shapes_from(args))
+    graph = load_for_deployment(args.model, input_shapes=input_shapes_from(args))
     kind = precision(graph)
-    if kind == "qdq":
-        graph = to_integer_graph(graph)
-        kind = precision(graph)
     if kind != "integer":
         raise UsageError(f"{args.model}: a {kind} model; C code is generated for full-integer models "
                          "only; quantize it with mcudeploy quantize first")

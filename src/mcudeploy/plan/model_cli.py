@@ -19,7 +19,8 @@ import logging
 from pathlib import Path
 
 from ..errors import DoesNotFitError, UsageError
-from ..importers import load_model
+from ..driver import load_for_deployment
+from ..importers import parse_input_shape
 from .fit import byte_size, byte_text
 from .ledger import DEFAULT_STACK, Ledger, build_ledger
 from .memory_plan import SCHEDULES, MemoryPlan, plan_memory
@@ -29,6 +30,8 @@ logger = logging.getLogger(__name__)
 def add_model_plan_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of planning a model (the ``model`` positional is the command's own)."""
     parser.add_argument("--target", metavar="NAME|FILE.toml", help="target whose memory regions to plan for")
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                        help="fix the shape of input NAME (needed for dynamic dimensions); repeatable")
     parser.add_argument("--sram-limit", metavar="BYTES", help="cap each on-chip region at this size (e.g. 384K)")
     parser.add_argument("--reserve", metavar="BYTES", default="0",
                         help="on-chip bytes kept for the application (e.g. 200K)")
@@ -50,12 +53,16 @@ def add_model_plan_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write a copy of the .tflite model with our offsets as TFLM's offline plan")
 
 
+def _input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    return dict(parse_input_shape(text) for text in getattr(args, "input_shape", None) or [])
+
+
 def run_model_plan(args: argparse.Namespace) -> int:
     """Plan ``args.model`` (see the module docstring); 0 when it fits."""
     target = _target(args)
     limits = {"sram_limit": byte_size(args.sram_limit, "--sram-limit") if args.sram_limit else None,
               "reserve": byte_size(args.reserve, "--reserve"), "stack": byte_size(args.stack, "--stack")}
-    graph = load_model(args.model)
+    graph = load_for_deployment(args.model, input_shapes=_input_shapes(args))
     exporting = getattr(args, "export_tflm", None) is not None
     if not exporting:
         graph, folded = fold_pads(graph)
