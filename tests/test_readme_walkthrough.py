@@ -38,8 +38,8 @@ def test_readme_walkthrough_runs_on_the_example(tmp_path):
         assert argv[0] == "mcudeploy"
         proc = subprocess.run([sys.executable, "-m", "mcudeploy", *argv[1:]], cwd=tmp_path,
                               capture_output=True, text=True, timeout=600)
-        # validate may FAIL on random labels only through accuracy; the example's labels are
-        # random, so the accuracy-drop check is what could fail: it must not (same model).
+        # The labels are random, so accuracy itself means nothing here; what validate checks
+        # is that float and int8 agree (cosine, top-k, accuracy drop), and they must.
         assert proc.returncode == 0, f"{command}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     assert (tmp_path / "firmware" / "network" / "network.c").is_file()
     assert (tmp_path / "memory.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
