@@ -149,12 +149,17 @@ def _check_op_counts(graph: Graph, key: str) -> None:
 
 
 def test_node_names_are_output_tensor_names_and_metadata() -> None:
+    """Node: the first ';'-part of its output tensor's name (TF joins fused op names with
+    ';'); values keep the whole stored name."""
     graph = import_file(shared_model("mlperf_tiny/resnet8_int8.tflite"))
     assert graph.metadata["description"] == "MLIR Converted."
     assert graph.metadata["subgraphs"] == 1 and graph.metadata["hybrid"] is False
     assert len({node.name for node in graph.nodes}) == len(graph.nodes)
+    assert any(";" in node.outputs[0].name for node in graph.nodes)   # the case that matters
     for node in graph.nodes:
-        assert node.name == node.outputs[0].name
+        assert ";" not in node.name
+        assert node.name == node.outputs[0].name.split(";")[0]
+    assert graph.nodes[0].name == "model/activation/Relu"
 
 
 def test_depthwise_weights_and_per_channel_axis() -> None:

@@ -7,7 +7,12 @@ tensor's name, dtype, shape and quantization) or :meth:`ConversionContext.add_he
 (an extra node such as the Reshape before a FULLY_CONNECTED, named ``<node>/<suffix>``).
 
 Naming: an IR node takes the name of its operator's first output tensor (TFLite ops have no
-names); values take TFLite tensor names, made unique; unnamed tensors become ``tensor_<i>``.
+names), cut at the first ``;``: the TensorFlow converter joins the names of every op it
+fused (``.../activation/Relu;.../FusedBatchNormV3;.../BiasAdd;...``), which makes node names
+of 200+ characters that nobody can type after ``--cpu`` or read in a table; the first part
+names the fused op's result. Node names are made unique. Values keep the full TFLite tensor
+names (made unique), so tensors still match what Netron and LiteRT show; unnamed tensors
+become ``tensor_<i>``.
 
 Hybrid weights: an int8 / uint8 constant with quantization parameters read by an op whose
 output is float is a *hybrid* weight (int8 weights, float activations). It is imported as
@@ -51,7 +56,8 @@ class ConversionContext:
             raise ModelFormatError(f"{self.where()}: operator {operator.index} has inputs "
                                    f"{list(operator.inputs)} and outputs {list(operator.outputs)}, "
                                    f"but the model has {count} tensors (truncated or corrupt file)")
-        self.node_name = self.tensor_name(self.tensor(0, output=True))
+        self.node_name = self.tensor_name(self.tensor(0, output=True)).split(";")[0] or \
+            f"op_{operator.index}"
 
     @property
     def options(self) -> dict[str, Any]:
