@@ -160,7 +160,7 @@ def unet_rows(sizes, time_limit: float, exact_limit: float) -> tuple[list[dict],
 
 def pad_fold_rows(time_limit: float) -> list[dict]:
     """MobileNetV2 (ONNX, float32, NHWC after cleanup): explicit Pads, Pads folded, + overlap."""
-    from mcudeploy.plan.reuse import fold_pads
+    from mcudeploy.passes.fold_pads import fold_pads
     graph = load_model(MODELS / "onnx" / "mobilenetv2_0.5_128.onnx")
     run_pipeline(graph, "cleanup_nhwc_io")
     folded, names = fold_pads(graph)

@@ -25,7 +25,7 @@ from mcudeploy.plan.memory_plan import plan_memory, plan_problems
 from mcudeploy.plan.model_cli import add_model_plan_arguments, byte_size, run_model_plan
 from mcudeploy.plan.overlap import overlap_distance
 from mcudeploy.plan.placement import place_regions
-from mcudeploy.plan.reuse import fold_pads
+from mcudeploy.passes.fold_pads import fold_pads
 from mcudeploy.plan.schedule import schedule
 from mcudeploy.reference.float_executor import run_float
 from mcudeploy.targets import load_target

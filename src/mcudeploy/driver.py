@@ -25,10 +25,15 @@ def import_and_clean(path: str | Path, *, input_shapes: InputShapes | None = Non
     return graph
 
 
-def load_for_deployment(path: str | Path, *, input_shapes: InputShapes | None = None) -> Graph:
+def load_for_deployment(path: str | Path, *, input_shapes: InputShapes | None = None,
+                        fold_pads: bool = True) -> Graph:
     """The graph that planning and code generation work on: a full-integer model as
     imported, an ONNX QDQ model converted to integer ops (the same conversion ``run`` and
-    ``validate`` use), a float model as imported."""
+    ``validate`` use), a float model as imported; then, unless ``fold_pads`` is False, every
+    zero Pad folded into its Conv (``plan --export-tflm`` keeps them: TFLite Micro must see
+    the model's own tensors)."""
+    from .passes.fold_pads import FoldPads
+    from .passes.pipelines import run_pipeline
     from .validate.engines import precision, to_integer_graph
 
     graph = load_model(path, input_shapes=input_shapes)
@@ -36,4 +41,6 @@ def load_for_deployment(path: str | Path, *, input_shapes: InputShapes | None = 
     if precision(graph) == "qdq":
         graph = to_integer_graph(graph)
         verify(graph)
+    if fold_pads:
+        run_pipeline(graph, [FoldPads()])
     return graph

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 from pathlib import Path
 
 from ..errors import DoesNotFitError, UsageError
@@ -24,9 +23,7 @@ from ..importers import parse_input_shape
 from .fit import byte_size, byte_text
 from .ledger import DEFAULT_STACK, Ledger, build_ledger
 from .memory_plan import SCHEDULES, MemoryPlan, plan_memory
-from .reuse import fold_pads
 
-logger = logging.getLogger(__name__)
 def add_model_plan_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of planning a model (the ``model`` positional is the command's own)."""
     parser.add_argument("--target", metavar="NAME|FILE.toml", help="target whose memory regions to plan for")
@@ -62,12 +59,8 @@ def run_model_plan(args: argparse.Namespace) -> int:
     target = _target(args)
     limits = {"sram_limit": byte_size(args.sram_limit, "--sram-limit") if args.sram_limit else None,
               "reserve": byte_size(args.reserve, "--reserve"), "stack": byte_size(args.stack, "--stack")}
-    graph = load_for_deployment(args.model, input_shapes=_input_shapes(args))
     exporting = getattr(args, "export_tflm", None) is not None
-    if not exporting:
-        graph, folded = fold_pads(graph)
-        if folded:
-            logger.info("folded %d Pad node(s) into their convolutions", len(folded))
+    graph = load_for_deployment(args.model, input_shapes=_input_shapes(args), fold_pads=not exporting)
     plan = plan_memory(graph, target, alignment=args.alignment, io_in_arena=args.io_in_arena,
                        reuse=args.reuse, schedule="file" if exporting else args.schedule,
                        time_limit=getattr(args, "time_limit", 10.0))

@@ -23,9 +23,8 @@ distance + in)``) is paired. A Concat is done in place only when its slices are 
 axis are 1, the C kernels write their output contiguously), no input is requantized, every
 input is a distinct node output, and doing so does not raise the live-set bound.
 
-``fold_pads`` (a graph rewrite, not a plan) removes a constant Pad whose only reader is a
-Conv by adding the pads to the Conv's: the C conv skips taps outside the input, which is
-the same as reading the zero point, i.e. a Pad with value 0.
+Folding a Pad into the following Conv is a graph rewrite, not a plan: it is the pass
+:mod:`mcudeploy.passes.fold_pads`, run by :func:`mcudeploy.driver.load_for_deployment`.
 """
 from __future__ import annotations
 
@@ -237,46 +236,3 @@ def _pair_for(node: Node, step: int, value: Value, out_root: str, groups: dict[s
         return f"access order needs the output {distance} bytes below the input: no overlap"
     return OverlapPair(out_root, root, distance, node.name,
                        "in-place" if distance == 0 else "overlap")
-
-
-def pad_fold_refusal(pad: Node, graph: Graph) -> str | None:
-    """Why ``pad`` cannot be folded into its reader (None when it can)."""
-    output = pad.outputs[0]
-    users = output.users
-    if len(users) != 1 or users[0].op != "Conv" or any(output is v for v in graph.outputs):
-        return "its output is not read by exactly one Conv"
-    conv = users[0]
-    if conv.input(0) is not output or conv.attrs["layout"] != "NHWC" and conv.attrs["layout"] != "NCHW":
-        return "the Conv does not read it as its data input"
-    if pad.attrs["mode"] != "constant" or pad.attrs["value"] != 0.0:
-        return "only a constant pad with value 0 (the zero point) equals the conv's skipped taps"
-    spatial = _spatial_pads(pad, conv.attrs["layout"])
-    if spatial is None:
-        return "it pads a non-spatial axis, or crops"
-    return None
-
-
-def _spatial_pads(pad: Node, layout: str) -> tuple[int, int, int, int] | None:
-    pads, rank = pad.attrs["pads"], pad.outputs[0].rank
-    if rank != 4 or any(p < 0 for p in pads):
-        return None
-    axes = (1, 2) if layout == "NHWC" else (2, 3)
-    if any(pads[i] or pads[i + rank] for i in range(rank) if i not in axes):
-        return None
-    return pads[axes[0]], pads[axes[1]], pads[axes[0] + rank], pads[axes[1] + rank]
-
-
-def fold_pads(graph: Graph) -> tuple[Graph, list[str]]:
-    """A copy of ``graph`` with every foldable Pad merged into its Conv; the folded Pad names."""
-    graph = graph.copy()
-    folded = []
-    for pad in [n for n in graph.nodes if n.op == "Pad"]:
-        if pad_fold_refusal(pad, graph) is not None:
-            continue
-        conv = pad.outputs[0].users[0]
-        extra = _spatial_pads(pad, conv.attrs["layout"])
-        conv.attrs["pads"] = tuple(a + b for a, b in zip(conv.attrs["pads"], extra))
-        conv.set_input(0, pad.input(0))
-        graph.remove_node(pad)
-        folded.append(pad.name)
-    return graph, folded
