@@ -15,6 +15,7 @@ from conftest import shared_model
 from mcudeploy.codegen import ProjectOptions, generate_files, plan_for_codegen
 from mcudeploy.codegen.kernel_calls import EMITTERS
 from mcudeploy.importers import load_model
+from mcudeploy.ir import DType, Graph, QuantParams, verify
 from mcudeploy.reference.int_executor import prepare_graph, run_int
 from mcudeploy.validate.c_runner import check_generated_code, run_host
 
@@ -47,6 +48,37 @@ def test_zoo_uses_every_kernel_family_and_is_bit_exact():
     reference = run_int(graph, feeds, batch=True)
     for value in graph.outputs:
         assert result.outputs[value.name].dtype == reference[value.name].dtype
+        assert np.array_equal(result.outputs[value.name], reference[value.name]), value.name
+        assert len(np.unique(reference[value.name])) > 4      # not a saturated, constant output
+
+
+def int16_activation_graph() -> Graph:
+    """int16 Sigmoid -> Tanh (general and power-of-two input scales) next to an int8 ->
+    int16 Softmax: the table-based int16 kernels and the mixed-type softmax."""
+    def quant(scale: float, zero_point: int = 0) -> QuantParams:
+        return QuantParams(np.array([scale], np.float32), np.array([zero_point]))
+    graph = Graph("int16_activations")
+    x = graph.add_input("x", DType.INT16, (1, 4, 4, 16), quant=quant(0.0003), layout="NHWC")
+    logits = graph.add_input("logits", DType.INT8, (3, 10), quant=quant(0.2, -5))
+    sigmoid = graph.add_node("Sigmoid", [x], name="sigmoid").outputs[0]
+    sigmoid.quant = quant(1 / 32768)
+    tanh = graph.add_node("Tanh", [sigmoid], name="tanh").outputs[0]    # input scale 2^-15
+    tanh.quant = quant(1 / 32768)
+    softmax = graph.add_node("Softmax", [logits], {"beta": 0.7, "output_dtype": "int16"},
+                             name="softmax").outputs[0]
+    softmax.quant = quant(1 / 65536, -32768)
+    graph.outputs = [sigmoid, tanh, softmax]
+    verify(graph)
+    return graph
+
+
+def test_int16_activations_and_int8_to_int16_softmax_bit_exact_on_host():
+    graph = int16_activation_graph()
+    feeds = random_feeds(graph, 4, seed=3)
+    result = run_host(graph, feeds, sanitize=True)
+    reference = run_int(graph, feeds, batch=True)
+    for value in graph.outputs:
+        assert result.outputs[value.name].dtype == np.int16
         assert np.array_equal(result.outputs[value.name], reference[value.name]), value.name
         assert len(np.unique(reference[value.name])) > 4      # not a saturated, constant output
 

@@ -421,6 +421,21 @@ def test_quantized_conv_keeps_stored_quantization() -> None:
         assert_same_tensor(value, detail)
 
 
+@pytest.mark.parametrize("output_type, output_dtype", [("int8", "same"), ("int16", "int16")])
+def test_softmax_output_dtype_is_set_only_when_it_differs(output_type, output_dtype) -> None:
+    """TFLite's int8 -> int16 SOFTMAX keeps its stored output type through ``output_dtype``."""
+    zero_point = -128 if output_type == "int8" else -32768
+    tensors = [Tensor("x", (2, 5), "int8", quant=([0.1], [3], 0)),
+               Tensor("y", (2, 5), output_type, quant=([1 / 2**(8 * (1 + (output_type == "int16")))],
+                                                       [zero_point], 0))]
+    data = build_model(tensors, [Op("SOFTMAX", [0], [1], {"beta": 0.5})], [0], [1])
+    graph = import_tflite(Path("softmax.tflite"), data, input_shapes={})
+    verify(graph)
+    node = graph.nodes[0]
+    assert node.op == "Softmax" and node.attrs["output_dtype"] == output_dtype
+    assert node.outputs[0].dtype.value == output_type and node.attrs["beta"] == 0.5
+
+
 def test_fused_tanh_is_refused() -> None:
     data = single_op("ADD", [(2, 3), (2, 3)], [(2, 3)], {"fused_activation_function": 4})
     with pytest.raises(UnsupportedError, match=r"node 'output0' \(ADD\): fused activation TANH"):

@@ -184,6 +184,8 @@ def _cases():
                       act(x16, "int16", 0.0015), {}),
         "logistic_int8": ("LOGISTIC", [act(x8, scale=0.08, zero_point=5)], act(x8, scale=1 / 256, zero_point=-128), {}),
         "tanh_int8": ("TANH", [act(x8, scale=0.03, zero_point=-5)], act(x8, scale=1 / 128), {}),
+        "logistic_int16": ("LOGISTIC", [act(x16, "int16", 0.0003)], act(x16, "int16", 1 / 32768), {}),
+        "tanh_int16": ("TANH", [act(x16, "int16", 0.0003)], act(x16, "int16", 1 / 32768), {}),
         "hard_swish_int8": ("HARD_SWISH", [act(x8, scale=0.05, zero_point=10)],
                             act(x8, scale=0.03, zero_point=-20), {}),
         "leaky_relu_int8": ("LEAKY_RELU", [act(x8, scale=0.05, zero_point=10)],
@@ -261,8 +263,7 @@ def _cases():
 
 
 SINGLE_OP_CASES = _cases()
-NOT_REPRESENTABLE = {"softmax_int8_to_int16": "the IR's Softmax keeps its input dtype, so the "
-                                              "importer cannot express int8 -> int16 SOFTMAX"}
+NOT_REPRESENTABLE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case", [
@@ -285,6 +286,29 @@ def test_single_op_model_matches_tflm(case, tmp_path):
         assert ours[sample].reshape(reference.shape).tobytes() == reference.tobytes(), (
             f"sample {sample}: {np.count_nonzero(ours[sample].reshape(reference.shape) != reference)} "
             f"of {reference.size} outputs differ from TFLM")
+
+
+# Input scales of int16 LOGISTIC / TANH: 2^-12 and 2^-11 take TFLM's power-of-two path
+# (Tanh only for 2^-11), the rest its general multiplier (incl. 2^-13, a power of two outside
+# that path, and scales whose rescale needs no shift (>= 1.34) or large shifts).
+SMOOTH_STEP_INT16_SCALES = [2.0**-12, 2.0**-11, 2.0**-13, 2.0**-15, 0.0003, 0.001, 0.00005, 1e-6, 0.02,
+                            1.5, 4.0]
+
+
+@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
+@pytest.mark.parametrize("scale", SMOOTH_STEP_INT16_SCALES)
+def test_smooth_step_int16_every_input_matches_tflm(op, scale, tmp_path):
+    """All 65536 int16 inputs at once, for each input scale."""
+    path = tmp_path / f"{op.lower()}.tflite"
+    path.write_bytes(one_op(op, [act((65536,), "int16", scale)], act((65536,), "int16", 1 / 32768)))
+    graph = load_model(path)
+    every = np.arange(-32768, 32768, dtype=np.int16)
+    ours = run_int(graph, {graph.inputs[0].name: every})[graph.outputs[0].name]
+    interpreter = runtime.Interpreter.from_file(str(path), arena_size=400_000)
+    reference = tflm_run(interpreter, every[None])[0]
+    assert ours.tobytes() == reference.tobytes(), (
+        f"{np.count_nonzero(ours != reference)} of 65536 outputs differ from TFLM, first at input "
+        f"{every[ours != reference][0]}")
 
 
 def test_quantize_ties_round_half_away_from_zero_like_tflm(tmp_path):

@@ -224,6 +224,36 @@ def test_leaky_relu_int16_close_to_float():
     assert np.abs(run_one(graph, x).astype(int) - float_twin(graph, [x])).max() <= 1
 
 
+@pytest.mark.parametrize("op, tolerance", [("Sigmoid", 1), ("Tanh", 3)])
+@pytest.mark.parametrize("scale", [2.0**-12, 2.0**-11, 0.0003, 0.001])
+def test_int16_sigmoid_tanh_every_input_close_to_float(op, tolerance, scale):
+    """TFLM's interpolated table (step 1/24) is within a few int16 steps of the float op."""
+    graph = single_op(op, [("x", "int16", (65536,), q(scale))], {}, q(1 / 32768))
+    x = np.arange(-32768, 32768, dtype=np.int16)
+    assert np.abs(run_one(graph, x).astype(int) - float_twin(graph, [x])).max() <= tolerance
+
+
+@pytest.mark.parametrize("in_quant, out_quant, what", [
+    (q(0.001, 3), q(1 / 32768), "zero point"), (q(0.001), q(1 / 32768, 5), "zero point"),
+    (q(0.001), q(1 / 256), "must have scale"), (q(6.0), q(1 / 32768), "too large")])
+def test_int16_sigmoid_unsupported_quantization_is_refused(in_quant, out_quant, what):
+    graph = single_op("Sigmoid", [("x", "int16", (4,), in_quant)], {}, out_quant)
+    with pytest.raises(UnsupportedError, match=what):
+        prepare_node(graph.nodes[0])
+
+
+def test_softmax_int8_to_int16_close_to_float():
+    graph = single_op("Softmax", [("x", "int8", (50, 10), q(0.2, -5))], {"beta": 0.7, "output_dtype": "int16"},
+                      q(1 / 65536, -32768))
+    assert graph.outputs[0].dtype == DType.INT16
+    x = random_int(np.int8, (50, 10))
+    twin = graph.copy()
+    twin.nodes[0].attrs["output_dtype"] = "same"     # the float twin keeps float32 throughout
+    output = run_one(graph, x)
+    assert output.dtype == np.int16
+    assert np.abs(output.astype(int) - float_twin(twin, [x])).max() <= 1
+
+
 @pytest.mark.parametrize("mode, coordinates", [("nearest", "asymmetric"), ("nearest", "align_corners"),
                                                ("linear", "half_pixel"), ("linear", "align_corners"),
                                                ("linear", "asymmetric")])

@@ -26,11 +26,12 @@ from mcudeploy.ir import DType, Graph, QuantParams, verify
 from mcudeploy.quantize import fixed_point as fp
 from mcudeploy.reference.int_executor import run_int
 from mcudeploy.reference.int_kernels import prepare_node
+from mcudeploy.reference.int_kernels.smooth_step_int16 import SIGMOID_TABLE
 
 sys.path.insert(0, str(REPO / "runtime" / "tests"))
 from c_runners import run_node  # noqa: E402
-from mcu_ctypes import (Activation, ChannelQuant, Context, ConvParams, Dims, Runtime, build_library,  # noqa: E402
-                        int_pointer)
+from mcu_ctypes import (Activation, ChannelQuant, Context, ConvParams, Dims, Runtime,  # noqa: E402
+                        SmoothStepS16Quant, build_library, int_pointer)
 
 SANITIZED = os.environ.get("MCU_RUNTIME_SANITIZE") == "1"
 CPUS = {"cortex-m4": ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
@@ -289,9 +290,10 @@ def test_softmax_matches_reference(runtime, out_dtype):
         x = random_tensor(rng, np.int8, shape)
         if shape[-1] >= 600:
             x[0] = 5  # a uniform row: the sum is large and the final shift exceeds 31
+        attrs = {"axis": -1, "beta": beta, "output_dtype": np.dtype(out_dtype).name}
         graph, feeds = single_node("Softmax", [(x, per_tensor(scale, zero_point(rng, np.int8)), False)],
-                                   {"axis": -1, "beta": beta}, out_quant)
-        graph.outputs[0].dtype = DType.from_numpy(out_dtype)
+                                   attrs, out_quant)
+        assert graph.outputs[0].dtype == DType.from_numpy(out_dtype)
         assert_nodes_match(runtime, graph, feeds)
 
 
@@ -308,6 +310,23 @@ def test_activations_match_reference(runtime, op):
             attrs = {"alpha": float(rng.uniform(0.01, 0.9))} if op == "LeakyRelu" else {}
             inputs = [(x, per_tensor(in_scale, zero_point(rng, dtype)), False)]
             assert_nodes_match(runtime, *single_node(op, inputs, attrs, out_quant))
+
+
+@pytest.mark.parametrize("op", ["Sigmoid", "Tanh"])
+def test_int16_sigmoid_and_tanh_match_reference(runtime, op):
+    """Every int16 input, at power-of-two scales (TFLM's fast path for 2^-12, Tanh also 2^-11)
+    and general ones (down to shifts of 30, and none at scale 4)."""
+    x = np.arange(-32768, 32768, dtype=np.int16).reshape(4, -1)
+    for in_scale in (2.0**-12, 2.0**-11, 2.0**-13, 0.0003, 0.02, 1e-6, 4.0):
+        inputs = [(x, per_tensor(in_scale), False)]
+        assert_nodes_match(runtime, *single_node(op, inputs, {}, per_tensor(1 / 32768)))
+
+
+def test_int16_sigmoid_table_agrees_with_the_c_runtime():
+    """The Python and C copies of TFLM's sigmoid table hold the same 256 numbers."""
+    source = (REPO / "runtime" / "src" / "smooth_step_s16.c").read_text()
+    body = source[source.index("sigmoid_table[256] = {"):].split("{", 1)[1].split("}", 1)[0]
+    assert [int(v) for v in body.replace(",", " ").split()] == SIGMOID_TABLE.tolist()
 
 
 def test_quantize_requantize_dequantize_match_reference(runtime):
@@ -439,6 +458,15 @@ def test_kernels_reject_bad_arguments_and_small_scratch(runtime):
     assert runtime.status("mcu_transpose_conv2d_s8", None, good, *args) == 2
     assert runtime.status("mcu_fully_connected_s8", None, None, None, Dims(1, 1, 1, 2), x, Dims(3, 1, 1, 2), w,
                           None, Dims(1, 1, 1, 3), out) == 1
+
+
+@pytest.mark.parametrize("function", ["mcu_logistic_s16", "mcu_tanh_s16"])
+def test_int16_smooth_step_rejects_overflowing_rescale(runtime, function):
+    x, out = np.zeros(8, np.int16), np.zeros(8, np.int16)
+    for multiplier, shift, status in [(32767, 31, 0), (65535, 0, 0), (32768, 1, 1), (65536, 0, 1),
+                                      (-1, 0, 1), (3, 32, 1), (3, -1, 1)]:
+        quant = SmoothStepS16Quant(multiplier, shift)
+        assert runtime.status(function, None, quant, Dims(1, 1, 1, 8), x, Dims(1, 1, 1, 8), out) == status
 
 
 # -- cross compilation and sanitizers -----------------------------------------------------

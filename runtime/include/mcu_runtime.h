@@ -260,6 +260,21 @@ mcu_status mcu_logistic_s8(const mcu_context *ctx, const mcu_smooth_step_quant *
 mcu_status mcu_tanh_s8(const mcu_context *ctx, const mcu_smooth_step_quant *quant,
                        const mcu_dims *in_dims, const int8_t *in, const mcu_dims *out_dims, int8_t *out);
 
+/* ---- logistic / tanh, int16 (TFLM's 256-entry sigmoid table, interpolated) ------------
+ * Input and output zero points 0, output scale 2^-15. The input is rescaled to
+ * (X * input_multiplier + round) >> input_left_shift, TFLM's table scale 1 / (3 * 2^12). */
+typedef struct {
+    int32_t input_multiplier;   /* 0..32767 (0..65535 when the shift is 0): 32768 * m plus
+                                   the rounding fits int32; 3 << (12 + log2 s_in) for 2^-12 (2^-11) */
+    int32_t input_left_shift;   /* 0..31, a right shift with rounding (TFLM's name) */
+} mcu_smooth_step_s16_quant;
+
+mcu_status mcu_logistic_s16(const mcu_context *ctx, const mcu_smooth_step_s16_quant *quant,
+                            const mcu_dims *in_dims, const int16_t *in, const mcu_dims *out_dims,
+                            int16_t *out);
+mcu_status mcu_tanh_s16(const mcu_context *ctx, const mcu_smooth_step_s16_quant *quant,
+                        const mcu_dims *in_dims, const int16_t *in, const mcu_dims *out_dims, int16_t *out);
+
 /* ---- hard swish, int8 (TFLite reference_ops::HardSwish, int16 arithmetic) ------------- */
 typedef struct {
     int32_t input_zero_point, output_zero_point;

@@ -13,8 +13,9 @@ import numpy as np
 from mcu_ctypes import (SUFFIX, ActivationParams, AddQuant, AffineQuant, ChannelQuant, ConcatParams,
                         ConcatQuant, Context, ConvParams, Dims, DepthwiseParams, FcQuant, HardSwishQuant,
                         LeakyReluQuant, MeanParams, MeanQuant, MulQuant, PAD_MODES, PadParams, PoolParams,
-                        RequantizeQuant, ResizeParams, Runtime, SliceParams, SmoothStepQuant, SoftmaxQuant,
-                        TransposeParams, activation, dims, int_array, int_pointer)
+                        RequantizeQuant, ResizeParams, Runtime, SliceParams, SmoothStepQuant,
+                        SmoothStepS16Quant, SoftmaxQuant, TransposeParams, activation, dims, int_array,
+                        int_pointer)
 
 RUNNERS = {}
 
@@ -157,9 +158,13 @@ def softmax(runtime, node, params, inputs, out):
 
 @runner("Sigmoid", "Tanh")
 def smooth_step(runtime, node, params, inputs, out):
-    quant = SmoothStepQuant(params.input_zero_point, params.input_multiplier, params.input_left_shift,
-                            params.input_range_radius)
-    name = "mcu_logistic_s8" if node.op == "Sigmoid" else "mcu_tanh_s8"
+    kind = SUFFIX[out.dtype]
+    if kind == "s16":
+        quant = SmoothStepS16Quant(params.input_multiplier, params.input_left_shift)
+    else:
+        quant = SmoothStepQuant(params.input_zero_point, params.input_multiplier, params.input_left_shift,
+                                params.input_range_radius)
+    name = f"mcu_{'logistic' if node.op == 'Sigmoid' else 'tanh'}_{kind}"
     runtime.call(name, None, quant, dims(inputs[0].shape), inputs[0], dims(out.shape), out)
 
 

@@ -59,6 +59,7 @@ MeanQuant = _struct("MeanQuant", "input_zero_point", "output_zero_point", "multi
 SoftmaxQuant = _struct("SoftmaxQuant", "input_multiplier", "input_left_shift", "diff_min")
 SmoothStepQuant = _struct("SmoothStepQuant", "input_zero_point", "input_multiplier", "input_left_shift",
                           "input_range_radius")
+SmoothStepS16Quant = _struct("SmoothStepS16Quant", "input_multiplier", "input_left_shift")
 HardSwishQuant = _struct("HardSwishQuant", "input_zero_point", "output_zero_point",
                          "output_multiplier_fixedpoint_int16", "output_multiplier_exponent",
                          "reluish_multiplier_fixedpoint_int16", "reluish_multiplier_exponent")

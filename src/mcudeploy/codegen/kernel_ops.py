@@ -5,6 +5,7 @@ for the same mapping run through ctypes).
 """
 from __future__ import annotations
 
+from ..errors import UnsupportedError
 from .c_literals import c_int
 from .kernel_calls import (CallContext, KernelCall, bias_pointer, channel_quant, in_out, check_wide,
                            activation, emitter, suffix)
@@ -119,6 +120,9 @@ def reduce_mean(context: CallContext, call: KernelCall) -> None:
 
 @emitter("Softmax", sources=("softmax.c", "fixed_point_functions.c"))
 def softmax(context: CallContext, call: KernelCall) -> None:
+    if suffix(context.node.inputs[0]) != "s8":
+        raise UnsupportedError(f"node {context.node.name!r}: Softmax with {context.node.inputs[0].dtype} "
+                               "input has no C kernel (the runtime takes int8 input, int8 or int16 output)")
     p = context.params
     fields = (p.input_multiplier, p.input_left_shift, p.diff_min)
     quant = context.declare(call, "mcu_softmax_quant", "quant", "{" + ", ".join(c_int(v) for v in fields) + "}")
@@ -129,11 +133,15 @@ def softmax(context: CallContext, call: KernelCall) -> None:
 
 @emitter("Sigmoid", "Tanh", sources=("smooth_step.c", "fixed_point_functions.c"))
 def smooth_step(context: CallContext, call: KernelCall) -> None:
-    p = context.params
-    fields = (p.input_zero_point, p.input_multiplier, p.input_left_shift, p.input_range_radius)
-    quant = context.declare(call, "mcu_smooth_step_quant", "quant",
-                            "{" + ", ".join(c_int(v) for v in fields) + "}")
-    function = "mcu_logistic_s8" if context.node.op == "Sigmoid" else "mcu_tanh_s8"
+    p, kind = context.params, suffix(context.node.outputs[0])
+    if kind == "s16":   # TFLM's interpolated sigmoid table, its own source file
+        ctype, fields = "mcu_smooth_step_s16_quant", (p.input_multiplier, p.input_left_shift)
+        call.sources = ("smooth_step_s16.c",)
+    else:               # gemmlowp fixed point on Q4.27
+        ctype = "mcu_smooth_step_quant"
+        fields = (p.input_zero_point, p.input_multiplier, p.input_left_shift, p.input_range_radius)
+    quant = context.declare(call, ctype, "quant", "{" + ", ".join(c_int(v) for v in fields) + "}")
+    function = f"mcu_{'logistic' if context.node.op == 'Sigmoid' else 'tanh'}_{kind}"
     in_dims, in_pointer, out_dims, out_pointer = in_out(context, call)
     call.call = f"{function}(NULL, {quant}, {in_dims}, {in_pointer}, {out_dims}, {out_pointer})"
 

@@ -5,7 +5,8 @@ Sigmoid / Tanh, int8: ``m, s = frexp_multiplier(s_in * 2^27)`` (input as Q4.27),
 minimum, ``d >= radius`` the maximum, otherwise
 ``Y = clamp(rdbpot(f(mbqm(d, m, s)), 23) - 128)`` for Sigmoid (output zp -128, scale 1/256)
 and ``Y = clamp(rdbpot(tanh(...), 24))`` for Tanh (zp 0, scale 1/128), with gemmlowp's
-fixed-point ``logistic`` / ``tanh`` on Q4.27. (int16 uses a 256-entry table: not yet here.)
+fixed-point ``logistic`` / ``tanh`` on Q4.27. int16 uses TFLM's 256-entry sigmoid table
+(see :mod:`.smooth_step_int16`).
 
 HardSwish, int8 (TFLite ``reference_ops::HardSwish``), all in int16 arithmetic::
 
@@ -30,6 +31,8 @@ from ...ir import Node
 from ...quantize import fixed_point as fp
 from ._common import clamp_to, need_dtype, need_zero_point, per_tensor, where
 from .registry import int_kernel
+from .smooth_step_int16 import (SmoothStepInt16Params, prepare_smooth_step_int16, sigmoid_int16,
+                                tanh_int16)
 
 INPUT_INTEGER_BITS = 4
 
@@ -62,12 +65,12 @@ class LeakyReluParams:
     output_shift_identity: int
 
 
-def _prepare_smooth_step(node: Node, output_zero_point: int) -> SmoothStepParams:
+def _prepare_smooth_step(node: Node, output_zero_point: int) -> SmoothStepParams | SmoothStepInt16Params:
     x, out = node.inputs[0], node.outputs[0]
     kind = need_dtype(node, x, ("int8", "int16"), "input")
+    need_dtype(node, out, (kind,), "output")
     if kind == "int16":
-        raise UnsupportedError(f"{where(node)}: int16 {node.op} (TFLM's 256-entry sigmoid table) "
-                               "is not implemented in the integer reference yet")
+        return prepare_smooth_step_int16(node)
     input_scale, input_zero_point = per_tensor(node, x, "input")
     need_zero_point(node, out, per_tensor(node, out, "output")[1], output_zero_point, "output")
     multiplier, shift = fp.frexp_multiplier(float(input_scale) * float(1 << (31 - INPUT_INTEGER_BITS)))
@@ -89,11 +92,15 @@ def _smooth_step(x: np.ndarray, params: SmoothStepParams, function, output_bits:
 
 @int_kernel("Sigmoid", prepare=lambda node: _prepare_smooth_step(node, -128))
 def sigmoid(node: Node, params: SmoothStepParams, inputs: list) -> list[np.ndarray]:
+    if isinstance(params, SmoothStepInt16Params):
+        return [sigmoid_int16(inputs[0], params)]
     return [_smooth_step(inputs[0], params, fp.logistic, 8, -128)]
 
 
 @int_kernel("Tanh", prepare=lambda node: _prepare_smooth_step(node, 0))
 def tanh(node: Node, params: SmoothStepParams, inputs: list) -> list[np.ndarray]:
+    if isinstance(params, SmoothStepInt16Params):
+        return [tanh_int16(inputs[0], params)]
     return [_smooth_step(inputs[0], params, fp.tanh, 7, 0)]
 
 

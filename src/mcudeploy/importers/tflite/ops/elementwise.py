@@ -2,7 +2,9 @@
 
 ADD / SUB / MUL / DIV -> Add / Sub / Mul / Div with the fused clamp; RELU -> Relu;
 RELU6 -> Clip(0, 6); RELU_N1_TO_1 -> Clip(-1, 1); LOGISTIC -> Sigmoid; TANH -> Tanh;
-HARD_SWISH -> HardSwish; LEAKY_RELU -> LeakyRelu(alpha); PRELU -> PRelu(x, alpha).
+HARD_SWISH -> HardSwish; LEAKY_RELU -> LeakyRelu(alpha); PRELU -> PRelu(x, alpha);
+SOFTMAX -> Softmax(axis -1, beta), with ``output_dtype`` set when the stored output type
+differs from the input's (int8 -> int16).
 Quantized operands keep their own quantization parameters (on the values).
 """
 from __future__ import annotations
@@ -41,5 +43,9 @@ def prelu(ctx: ConversionContext) -> None:
 
 @converter("SOFTMAX")
 def softmax(ctx: ConversionContext) -> None:
-    ctx.add_node("Softmax", [ctx.require_input(0, "input")],
-                 {"axis": -1, "beta": float(ctx.options.get("beta", 1.0))})
+    x = ctx.require_input(0, "input")
+    attrs = {"axis": -1, "beta": float(ctx.options.get("beta", 1.0))}
+    output_dtype = ctx.output_dtype()
+    if output_dtype != x.dtype and output_dtype.value in ("int8", "int16"):
+        attrs["output_dtype"] = output_dtype.value
+    ctx.add_node("Softmax", [x], attrs)
