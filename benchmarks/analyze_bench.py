@@ -24,9 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
-RESULTS = REPO / "benchmarks" / "results"
+from paths import RESULTS, SHARED  # noqa: E402
+
 
 from mcudeploy.importers import load_model  # noqa: E402
 from mcudeploy.report.analysis import analyze_graph  # noqa: E402

@@ -18,17 +18,12 @@ import logging
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
-RESULTS = REPO / "benchmarks" / "results"
-MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",
-          "mlperf_tiny/mobilenetv1_vww_int8.tflite", "mlperf_tiny/fc_autoencoder_int8.tflite",
-          "mlperf_tiny/streaming_wakeword_int8.tflite", "tflite_micro/person_detect_int8.tflite",
-          "tflite_micro/micro_speech_int8.tflite", "tflite_micro/hello_world_int8.tflite"]
+from paths import INT8_MODELS, RESULTS, SHARED  # noqa: E402
+
+MODELS = INT8_MODELS
 
 from mcudeploy.importers import load_model  # noqa: E402
 from mcudeploy.reference.int_executor import run_int  # noqa: E402

@@ -17,10 +17,9 @@ import platform
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
+from paths import RESULTS, SHARED  # noqa: E402
+
 DATA = SHARED / "data" / "minimalloc_challenging"
-RESULTS = REPO / "benchmarks" / "results"
 CAPACITY = 1_048_576
 
 from mcudeploy.plan import allocate, plan_buffers, validate_plan  # noqa: E402

@@ -53,10 +53,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
+from paths import RESULTS, SHARED  # noqa: E402
+
 MODELS = SHARED / "models" / "mlperf_tiny"
-RESULTS = REPO / "benchmarks" / "results"
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "camera", "coins", "clock", "grass",
           "gravel", "brick", "moon", "immunohistochemistry", "hubble_deep_field", "colorwheel")
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
+from paths import REPO, RESULTS  # noqa: E402
+
 sys.path.insert(0, str(REPO / "tools"))
 
 import train_mnist_cnn as mnist  # noqa: E402 - tools/ is not a package

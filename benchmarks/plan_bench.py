@@ -36,8 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-MODELS = REPO.parent / "shared" / "models"
+from paths import INT8_MODELS, REPO, SHARED_MODELS  # noqa: E402
+
+MODELS = SHARED_MODELS
 sys.path.insert(0, str(REPO / "tools"))
 
 from mcudeploy.importers import load_model  # noqa: E402
@@ -49,10 +50,6 @@ from mcudeploy.plan.allocators.exact import allocate_exact  # noqa: E402
 from mcudeploy.plan.liveness import tensor_lives, to_buffers  # noqa: E402
 from mcudeploy.plan.memory_plan import plan_memory  # noqa: E402
 
-INT8_MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",
-               "mlperf_tiny/mobilenetv1_vww_int8.tflite", "mlperf_tiny/fc_autoencoder_int8.tflite",
-               "mlperf_tiny/streaming_wakeword_int8.tflite", "tflite_micro/person_detect_int8.tflite",
-               "tflite_micro/micro_speech_int8.tflite", "tflite_micro/hello_world_int8.tflite"]
 log = logging.getLogger("plan_bench")
 
 

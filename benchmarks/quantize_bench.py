@@ -24,7 +24,6 @@ Softmax), top-1 agreement.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,9 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
-RESULTS = REPO / "benchmarks" / "results"
+from paths import REPO, RESULTS, SHARED  # noqa: E402
+
 MODEL = SHARED / "models" / "onnx" / "mobilenetv2_0.5_128.onnx"
 CALIBRATION, EVALUATION, SIZE = 200, 50, 128
 PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "immunohistochemistry", "colorwheel",
