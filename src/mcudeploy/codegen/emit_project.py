@@ -16,6 +16,7 @@ Input: the graph, its memory plan, the prepared parameters, the target and the o
 """
 from __future__ import annotations
 
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,15 @@ from .identifiers import IdentifierTable, comment_text
 from .templates import render
 from .trustzone import render_trustzone
 
-RUNTIME = Path(__file__).resolve().parents[3] / "runtime"
+def _runtime_folder() -> Path:
+    """The C runtime's sources: ``runtime/`` of the source checkout, else the copy a wheel
+    installs in ``<prefix>/share/mcudeploy/runtime`` (pyproject ``data-files``)."""
+    checkout = Path(__file__).resolve().parents[3] / "runtime"
+    installed = Path(sysconfig.get_path("data")) / "share" / "mcudeploy" / "runtime"
+    return checkout if checkout.is_dir() or not installed.is_dir() else installed
+
+
+RUNTIME = _runtime_folder()
 RUNTIME_HEADERS = ("include/mcu_runtime.h", "include/mcu_fixed_point.h", "src/mcu_internal.h")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 EXAMPLE_RUNS = 10
@@ -58,11 +67,11 @@ def runtime_files(sources: list[str]) -> dict[str, str]:
     """The runtime headers and the given ``src/*.c`` files, copied verbatim.
 
     The C runtime lives beside the package in the source tree (``runtime/`` builds on its
-    own); an install that is not from a checkout has no copy of it, which is said plainly.
+    own); a wheel carries a copy (see :func:`_runtime_folder`); a broken install is said plainly.
     """
     if not (RUNTIME / RUNTIME_HEADERS[0]).is_file():
-        raise UsageError(f"the C runtime sources are not at {RUNTIME}: mcudeploy generate needs "
-                         "mcudeploy installed from its source checkout (pip install -e .)")
+        raise UsageError(f"the C runtime sources are not at {RUNTIME}: reinstall mcudeploy "
+                         "(pip install -e . from its checkout, or its wheel, which carries them)")
     names = list(RUNTIME_HEADERS) + [f"src/{name}" for name in sources]
     return {f"runtime/{name}": (RUNTIME / name).read_text() for name in names}
 
