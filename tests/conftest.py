@@ -16,6 +16,12 @@ SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
 MODELS = SHARED / "models"
 DATA = SHARED / "data"
 
+# Every full-integer model in ../shared/models: the set bit-exactness is proved on.
+INT8_MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",
+               "mlperf_tiny/mobilenetv1_vww_int8.tflite", "mlperf_tiny/fc_autoencoder_int8.tflite",
+               "mlperf_tiny/streaming_wakeword_int8.tflite", "tflite_micro/person_detect_int8.tflite",
+               "tflite_micro/micro_speech_int8.tflite", "tflite_micro/hello_world_int8.tflite"]
+
 
 def shared_model(relative: str) -> Path:
     """Path of a model under ``../shared/models``; skip (or fail in CI) when missing."""

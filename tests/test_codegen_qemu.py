@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import shared_model
+from conftest import INT8_MODELS, shared_model
 from mcudeploy.errors import UsageError
 from mcudeploy.importers import load_model
 from mcudeploy.validate import qemu
@@ -18,10 +18,6 @@ from mcudeploy.validate.c_runner import check_generated_code
 from mcudeploy.validate.engines import get_engine
 from test_codegen_host import random_feeds
 
-INT8_MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",
-               "mlperf_tiny/mobilenetv1_vww_int8.tflite", "mlperf_tiny/fc_autoencoder_int8.tflite",
-               "mlperf_tiny/streaming_wakeword_int8.tflite", "tflite_micro/person_detect_int8.tflite",
-               "tflite_micro/micro_speech_int8.tflite", "tflite_micro/hello_world_int8.tflite"]
 HAVE_TOOLCHAIN = all(shutil.which(tool) for tool in qemu.TOOLS)
 needs_toolchain = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="arm-none-eabi-gcc / qemu-system-arm missing: "
                                      "tools/install_toolchain.sh")

@@ -20,7 +20,7 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import MODELS, REPO, shared_model
+from conftest import INT8_MODELS, MODELS, REPO, shared_model
 from mcudeploy.importers import load_model
 from mcudeploy.ir import DType, Graph, QuantParams, verify
 from mcudeploy.quantize import fixed_point as fp
@@ -406,10 +406,6 @@ def random_feeds(graph: Graph, seed: int) -> dict:
             else rng.standard_normal(v.shape).astype(np.float32) for v in graph.inputs}
 
 
-INT8_MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",
-               "mlperf_tiny/fc_autoencoder_int8.tflite", "tflite_micro/hello_world_int8.tflite",
-               "tflite_micro/micro_speech_int8.tflite", "mlperf_tiny/streaming_wakeword_int8.tflite",
-               "mlperf_tiny/mobilenetv1_vww_int8.tflite", "tflite_micro/person_detect_int8.tflite"]
 
 
 @pytest.mark.parametrize("model", INT8_MODELS)
