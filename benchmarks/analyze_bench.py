@@ -24,11 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from paths import RESULTS, SHARED  # noqa: E402
-
-
 from mcudeploy.importers import load_model  # noqa: E402
 from mcudeploy.report.analysis import analyze_graph  # noqa: E402
+from paths import RESULTS, SHARED  # noqa: E402
 
 
 def shared_models() -> list[Path]:

@@ -29,11 +29,10 @@ from paths import INT8_MODELS, RESULTS, SHARED  # noqa: E402
 
 MODELS = INT8_MODELS
 
-from mcudeploy.codegen import ProjectOptions, generate_files, plan_for_codegen, write_project  # noqa: E402
-from mcudeploy.importers import load_model  # noqa: E402
+from mcudeploy.codegen import ProjectOptions, generate_files, write_project  # noqa: E402
+from mcudeploy.driver import deploy  # noqa: E402
 from mcudeploy.ir import get_op  # noqa: E402
-from mcudeploy.reference.int_executor import prepare_graph  # noqa: E402
-from mcudeploy.validate.c_runner import check_generated_code  # noqa: E402
+from mcudeploy.validate.generated_code import check_generated_code  # noqa: E402
 from mcudeploy.validate.size_report import size_report  # noqa: E402
 
 
@@ -43,18 +42,17 @@ def random_feeds(graph, count: int) -> dict[str, np.ndarray]:
 
 
 def measure(path: Path, samples: int) -> dict:
-    graph = load_model(path)
+    deployment = deploy(path)
+    graph = deployment.graph
     feeds = random_feeds(graph, samples)
     row = {"model": path.name, "macc": sum(int(get_op(n.op).macc(n)) for n in graph.nodes)}
     for on in ("host", "qemu-m4", "qemu-m55"):
-        check = check_generated_code(graph, feeds, on)
+        check = check_generated_code(deployment, feeds, on)
         row[on] = check.bit_exact
         if check.instructions:
             row[f"{on} instructions"] = check.instructions
     with tempfile.TemporaryDirectory() as folder:
-        plan = plan_for_codegen(graph)
-        files = generate_files(graph, plan, prepare_graph(graph), ProjectOptions(model=path.name))
-        write_project(files, Path(folder))
+        write_project(generate_files(deployment, ProjectOptions()), Path(folder))
         row["size"] = size_report(Path(folder), "cortex-m4")
     return row
 

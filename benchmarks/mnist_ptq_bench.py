@@ -81,7 +81,7 @@ def qdq_accuracy(quantized_graph, images: np.ndarray, labels: np.ndarray, path: 
     """Accuracy of our ONNX QDQ export of the quantized graph, run by onnxruntime."""
     import onnx
 
-    from mcudeploy.exporters import export_onnx_qdq
+    from mcudeploy.exporters.onnx_qdq import export_onnx_qdq
 
     model = onnx.load(str(export_onnx_qdq(quantized_graph, path)))
     return float(np.mean(mnist.onnxruntime_logits(model, images).argmax(1) == labels))

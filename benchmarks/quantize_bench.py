@@ -108,8 +108,13 @@ def run_ort(path: Path, batch: np.ndarray) -> list[np.ndarray]:
 
 def ort_quantize(float_path: Path, calibration: np.ndarray, destination: Path,
                  method: str = "MinMax") -> Path:
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
-                                          QuantType, quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -125,7 +130,7 @@ def ort_quantize(float_path: Path, calibration: np.ndarray, destination: Path,
 
 
 def ours(calibration: np.ndarray, evaluation: np.ndarray, logits: str, workdir: Path) -> dict:
-    from mcudeploy.exporters import export_onnx_qdq
+    from mcudeploy.exporters.onnx_qdq import export_onnx_qdq
     from mcudeploy.importers import load_model
     from mcudeploy.quantize.apply import quantize_graph
     from mcudeploy.quantize.calibration import calibrate, load_calibration

@@ -38,3 +38,21 @@ def models_dir() -> Path:
     if not MODELS.exists():
         pytest.skip(f"{MODELS} not available")
     return MODELS
+
+
+@pytest.fixture(autouse=True)
+def _no_run_records(monkeypatch):
+    """Commands run by tests (in process or as subprocesses) record no runs, so the suite
+    leaves no ``.mcudeploy/`` behind; the run-store tests switch recording back on with
+    their own store in ``tmp_path``."""
+    monkeypatch.setenv("MCUDEPLOY_NO_RECORD", "1")
+    monkeypatch.delenv("MCUDEPLOY_RUNS", raising=False)
+
+
+@pytest.fixture
+def run_store(tmp_path, monkeypatch) -> Path:
+    """Recording switched on, into a fresh store in ``tmp_path`` (its path)."""
+    monkeypatch.delenv("MCUDEPLOY_NO_RECORD")
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("MCUDEPLOY_RUNS", str(path))
+    return path

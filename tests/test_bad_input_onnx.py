@@ -16,11 +16,9 @@ import pytest
 from onnx import TensorProto, helper
 
 from conftest import shared_model
-from mcudeploy.errors import (GraphError, McuDeployError, ModelFormatError, UnsafePathError,
-                              UnsupportedError)
+from mcudeploy.errors import GraphError, McuDeployError, ModelFormatError, UnsafePathError, UnsupportedError
 from mcudeploy.importers import load_model
-from onnx_builders import make_model, save, single_op
-
+from onnx_builders import make_model, single_op
 
 CLI_ANALYZE = Path(__file__).parents[1] / "src/mcudeploy/cli/cmd_analyze.py"
 
@@ -39,11 +37,10 @@ def _loop_model() -> onnx.ModelProto:
     return make_model([loop], {"x": [1, 4]}, ["y"], inits, opset=13)
 
 
-def _topk_model() -> onnx.ModelProto:
-    model = single_op("TopK", {"x": [1, 10]}, initializers={"k": np.array([3], np.int64)},
-                      outputs=["values", "indices"], name="pick_top")
-    model.graph.output[1].type.tensor_type.elem_type = TensorProto.INT64
-    return model
+def _unsupported_op_model() -> onnx.ModelProto:
+    """GridSample: well-formed, static shapes, but not an op mcudeploy supports."""
+    return make_model([helper.make_node("GridSample", ["x", "grid"], ["y"], name="warp")],
+                      {"x": [1, 1, 4, 4], "grid": [1, 4, 4, 2]}, ["y"])
 
 
 def _cycle_model() -> onnx.ModelProto:
@@ -82,8 +79,8 @@ CASES = {
     "truncated": (_truncated, ModelFormatError, "truncated.onnx: it is not a valid, complete"),
     "loop": (lambda d: _write(d, "loop.onnx", _loop_model()), UnsupportedError,
              "'my_loop' (Loop): control flow"),
-    "unsupported_op": (lambda d: _write(d, "topk.onnx", _topk_model()), UnsupportedError,
-                       "'pick_top' (TopK): op 'TopK' is not supported"),
+    "unsupported_op": (lambda d: _write(d, "grid_sample.onnx", _unsupported_op_model()), UnsupportedError,
+                       "'warp' (GridSample): op 'GridSample' is not supported"),
     "made_up_op": (lambda d: _write(d, "magic.onnx", single_op("Frobnicate", {"x": [1, 2]})),
                    UnsupportedError, "magic.onnx: node 'op' (Frobnicate)"),
     "dynamic_spatial": (lambda d: _write(d, "dyn.onnx", single_op("Relu", {"img": [1, 3, "H", 8]})),

@@ -51,7 +51,7 @@ CASES = {
     "wrong_identifier": (_wrong_identifier, ModelFormatError, "XYZ3"),
     "unsupported_op": (lambda: _relu_model((1, 8), op="GATHER_ND"), UnsupportedError,
                        "node 'activated' (GATHER_ND): TFLite op GATHER_ND is not supported; "
-                       "supported TFLite ops: ADD"),
+                       "supported TFLite ops: ABS, ADD"),
     "custom_op": (lambda: _relu_model((1, 8), op="CUSTOM", custom="MyFancyOp"), UnsupportedError,
                   "custom op 'MyFancyOp'"),
     "control_flow": (lambda: _relu_model((1, 8), op="WHILE", extra_subgraphs=2), UnsupportedError,

@@ -56,7 +56,7 @@ def test_optimize_folds_batchnorm_and_keeps_macc_of_convs(tmp_path):
     assert "BatchNormalization" in before["op_counts"]
     assert "BatchNormalization" not in after["op_counts"]
     assert "Transpose" not in after["op_counts"] or after["op_counts"]["Transpose"] <= 2
-    conv_macc = lambda d: sum(l["macc"] for l in d["layers"] if l["op"] == "Conv")  # noqa: E731
+    conv_macc = lambda d: sum(layer["macc"] for layer in d["layers"] if layer["op"] == "Conv")  # noqa: E731
     assert conv_macc(before) == conv_macc(after)
 
 

@@ -13,10 +13,10 @@ import pytest
 from codegen_graphs import zoo_graph
 from conftest import shared_model
 from mcudeploy.cli.main import main as cli_main
-from mcudeploy.codegen import ProjectOptions, generate_files, plan_for_codegen, write_project
+from mcudeploy.codegen import ProjectOptions, generate_files, write_project
 from mcudeploy.codegen.boards import CORE_FLAGS
+from mcudeploy.driver import deploy
 from mcudeploy.importers import load_model
-from mcudeploy.reference.int_executor import prepare_graph
 from mcudeploy.validate.size_report import size_report
 from test_codegen_qemu import INT8_MODELS, needs_toolchain
 
@@ -24,9 +24,7 @@ WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 
 
 def write(graph, folder, **options):
-    plan = plan_for_codegen(graph)
-    write_project(generate_files(graph, plan, prepare_graph(graph), ProjectOptions(model=graph.name, **options)),
-                  folder)
+    write_project(generate_files(deploy(graph), ProjectOptions(**options)), folder)
     return folder
 
 

@@ -12,12 +12,14 @@ import pytest
 
 from codegen_graphs import nasty_graph, zoo_graph
 from conftest import shared_model
-from mcudeploy.codegen import ProjectOptions, generate_files, plan_for_codegen
+from mcudeploy.codegen import ProjectOptions, generate_files
 from mcudeploy.codegen.kernel_calls import EMITTERS
+from mcudeploy.driver import deploy
 from mcudeploy.importers import load_model
 from mcudeploy.ir import DType, Graph, QuantParams, verify
-from mcudeploy.reference.int_executor import prepare_graph, run_int
-from mcudeploy.validate.c_runner import check_generated_code, run_host
+from mcudeploy.reference.int_executor import run_int
+from mcudeploy.validate.c_runner import run_host
+from mcudeploy.validate.generated_code import check_generated_code
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
                                 reason="host gcc / make not installed")
@@ -44,7 +46,7 @@ def test_zoo_uses_every_kernel_family_and_is_bit_exact():
                     "Reshape", "Transpose", "Slice", "Pad", "Concat", "Resize"}
     assert used <= set(EMITTERS)
     feeds = random_feeds(graph, 4)
-    result = run_host(graph, feeds, sanitize=True)
+    result = run_host(deploy(graph), feeds, sanitize=True)
     reference = run_int(graph, feeds, batch=True)
     for value in graph.outputs:
         assert result.outputs[value.name].dtype == reference[value.name].dtype
@@ -75,7 +77,7 @@ def int16_activation_graph() -> Graph:
 def test_int16_activations_and_int8_to_int16_softmax_bit_exact_on_host():
     graph = int16_activation_graph()
     feeds = random_feeds(graph, 4, seed=3)
-    result = run_host(graph, feeds, sanitize=True)
+    result = run_host(deploy(graph), feeds, sanitize=True)
     reference = run_int(graph, feeds, batch=True)
     for value in graph.outputs:
         assert result.outputs[value.name].dtype == np.int16
@@ -85,18 +87,19 @@ def test_int16_activations_and_int8_to_int16_softmax_bit_exact_on_host():
 
 def test_scratch_buffer_is_planned_inside_the_arena():
     graph = zoo_graph()
-    plan = plan_for_codegen(graph)
+    deployment = deploy(graph)
+    plan = deployment.plan
     transpose_conv = next(node.name for node in graph.nodes if node.op == "ConvTranspose")
     output = graph.node(transpose_conv).outputs[0]
     assert plan.scratch[transpose_conv].size == output.size * 4       # int32 accumulator per output
-    network = generate_files(graph, plan, prepare_graph(graph), ProjectOptions(model="zoo"))["network.c"]
+    network = generate_files(deployment, ProjectOptions())["network.c"]
     assert "static const mcu_context" in network and "malloc" not in network
     assert "mcu_transpose_conv2d_s8_scratch_size" in network   # re-checked by network_init
 
 
 def test_hostile_names_build_and_stay_bit_exact():
     graph = nasty_graph()
-    check = check_generated_code(graph, random_feeds(graph, 3), "host", sanitize=True)
+    check = check_generated_code(deploy(graph), random_feeds(graph, 3), "host", sanitize=True)
     assert check.bit_exact, check.describe()
 
 
@@ -104,7 +107,7 @@ def test_hostile_names_build_and_stay_bit_exact():
                                    "tflite_micro/micro_speech_int8.tflite"])
 def test_small_shared_models_bit_exact_on_host(model):
     graph = load_model(shared_model(model))
-    check = check_generated_code(graph, random_feeds(graph, 3), "host", sanitize=True)
+    check = check_generated_code(deploy(graph), random_feeds(graph, 3), "host", sanitize=True)
     assert check.bit_exact, check.describe()
     assert check.samples == 3 and check.instructions == []
 
@@ -121,5 +124,5 @@ def test_wrong_output_is_detected(monkeypatch):
         outputs[name][1] = outputs[name][1] ^ 1
         return outputs
     monkeypatch.setattr(c_runner, "read_outputs", corrupted)
-    check = check_generated_code(graph, random_feeds(graph, 3), "host")
+    check = check_generated_code(deploy(graph), random_feeds(graph, 3), "host")
     assert not check.bit_exact and "differs in 1 of 3 samples" in check.describe()

@@ -9,18 +9,17 @@ import numpy as np
 import pytest
 
 from codegen_graphs import NASTY_NAMES, nasty_graph, zoo_graph
-from mcudeploy.codegen import MANIFEST, ProjectOptions, generate_files, plan_for_codegen, write_project
+from mcudeploy.codegen import MANIFEST, ProjectOptions, generate_files, write_project
 from mcudeploy.codegen.c_literals import c_float, c_int
 from mcudeploy.codegen.identifiers import C_KEYWORDS, IdentifierTable, comment_text, string_literal
+from mcudeploy.driver import deploy
 from mcudeploy.errors import UnsupportedError, UsageError
-from mcudeploy.reference.int_executor import prepare_graph
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def project(graph, **options):
-    plan = plan_for_codegen(graph)
-    return generate_files(graph, plan, prepare_graph(graph), ProjectOptions(model=graph.name, **options))
+    return generate_files(deploy(graph), ProjectOptions(**options))
 
 
 def test_identifiers_are_valid_unique_and_stable():

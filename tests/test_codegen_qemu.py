@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from conftest import INT8_MODELS, shared_model
+from mcudeploy.driver import deploy
 from mcudeploy.errors import UsageError
 from mcudeploy.importers import load_model
 from mcudeploy.validate import qemu
-from mcudeploy.validate.c_runner import check_generated_code
-from mcudeploy.validate.engines import get_engine
+from mcudeploy.validate.generated_code import check_generated_code, run_generated
 from test_codegen_host import random_feeds
 
 HAVE_TOOLCHAIN = all(shutil.which(tool) for tool in qemu.TOOLS)
@@ -29,7 +29,7 @@ needs_toolchain = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="arm-none-eabi-g
 @pytest.mark.parametrize("model", INT8_MODELS)
 def test_shared_model_bit_exact(model, on):
     graph = load_model(shared_model(model))
-    check = check_generated_code(graph, random_feeds(graph, 2, seed=len(model)), on, sanitize=True)
+    check = check_generated_code(deploy(graph), random_feeds(graph, 2, seed=len(model)), on, sanitize=True)
     assert check.bit_exact, check.describe()
     if on != "host":
         assert len(check.instructions) == 2 and min(check.instructions) > 1000
@@ -42,7 +42,7 @@ def test_every_kernel_family_bit_exact_on_the_boards(on):
     """The op zoo (float quantize / dequantize, resize, transpose conv scratch, ...) on the FPU cores."""
     from codegen_graphs import zoo_graph
     graph = zoo_graph()
-    check = check_generated_code(graph, random_feeds(graph, 3), on)
+    check = check_generated_code(deploy(graph), random_feeds(graph, 3), on)
     assert check.bit_exact, check.describe()
 
 
@@ -52,8 +52,8 @@ def test_instruction_count_is_repeatable():
     graph = load_model(shared_model("mlperf_tiny/fc_autoencoder_int8.tflite"))
     feeds = random_feeds(graph, 1)
     feeds = {name: np.concatenate([array, array]) for name, array in feeds.items()}   # same sample twice
-    first = check_generated_code(graph, feeds, "qemu-m55").instructions
-    second = check_generated_code(graph, feeds, "qemu-m55").instructions
+    first = check_generated_code(deploy(graph), feeds, "qemu-m55").instructions
+    second = check_generated_code(deploy(graph), feeds, "qemu-m55").instructions
     assert first[0] == first[1] == second[0] == second[1]
 
 
@@ -61,16 +61,13 @@ def test_missing_toolchain_says_how_to_install(monkeypatch):
     monkeypatch.setattr(qemu.shutil, "which", lambda tool: None if tool == "qemu-system-arm" else "/usr/bin/x")
     graph = load_model(shared_model("tflite_micro/hello_world_int8.tflite"))
     with pytest.raises(UsageError, match="qemu-system-arm not found.*tools/install_toolchain.sh"):
-        get_engine("qemu-m4").run(graph, random_feeds(graph, 1))
+        run_generated(deploy(graph), random_feeds(graph, 1), "qemu-m4")
 
 
-def test_engines_refuse_capture_and_float_models():
-    graph = load_model(shared_model("tflite_micro/hello_world_int8.tflite"))
-    with pytest.raises(UsageError, match="intermediate"):
-        get_engine("c-host").run(graph, random_feeds(graph, 1), capture=True)
+def test_generated_code_refuses_float_models():
     float_graph = load_model(shared_model("tflite_micro/hello_world_float.tflite"))
     with pytest.raises(UsageError, match="full-integer"):
-        get_engine("qemu-m55").run(float_graph, random_feeds(float_graph, 1))
+        run_generated(deploy(float_graph), random_feeds(float_graph, 1), "qemu-m55")
 
 
 def test_cli_validate_on_host_and_run_engine(tmp_path, capsys):

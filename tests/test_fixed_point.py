@@ -1,4 +1,4 @@
-"""mcudeploy.quantize.fixed_point against hand-worked values and against literal (scalar,
+"""mcudeploy.arithmetic.fixed_point against hand-worked values and against literal (scalar,
 gemmlowp-shaped) ports of the C code: the module uses shorter closed forms, so the literal
 ports are an independent check of those identities."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from mcudeploy.quantize import fixed_point as fp
+from mcudeploy.arithmetic import fixed_point as fp
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import DATA, MODELS, shared_model
+from mcudeploy.arithmetic import fixed_point as fp
 from mcudeploy.importers import load_model
-from mcudeploy.quantize import fixed_point as fp
 from mcudeploy.reference.int_executor import run_int
 from mcudeploy.validate.references import tflm_interpreter, tflm_run
 

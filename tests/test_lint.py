@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
+from conftest import REPO, shared_model
 from mcudeploy.cli.main import main
 from mcudeploy.errors import UsageError
 from mcudeploy.ir import DType, Graph, Value, verify
 from mcudeploy.lint import RULES, lint_graph
-from mcudeploy.lint.render import print_report, to_dict
+from mcudeploy.report.lint_render import print_report, to_dict
 from mcudeploy.targets import load_target
-from conftest import REPO, shared_model
 
 NPU_TARGET = load_target("npu-mcu")      # NPU, alignment 16, input multiple 4, 1 MB SRAM + PSRAM
 CPU_TARGET = load_target("stm32h743")    # no NPU
@@ -188,8 +188,8 @@ def test_dynamic_shape_from_importer_metadata():
 
 
 def test_dynamic_dimensions_recorded_by_both_importers(tmp_path):
-    from mcudeploy.importers import load_model
     from conftest import shared_model
+    from mcudeploy.importers import load_model
     tflite = load_model(shared_model("mlperf_tiny/resnet8_int8.tflite"))
     assert tflite.metadata["dynamic_dimensions"] == [
         {"input": "input_1_int8", "axis": 0, "symbol": None, "value": 1}]

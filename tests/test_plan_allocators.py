@@ -10,16 +10,14 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DATA
 
+from conftest import DATA
 from mcudeploy.cli.main import main
 from mcudeploy.errors import DataError, DoesNotFitError, UsageError
-from mcudeploy.plan import (Buffer, Plan, allocate, describe_fit, fit_verdict, live_set_bound,
-                            require_fit)
+from mcudeploy.plan import Buffer, Plan, allocate, describe_fit, fit_verdict, live_set_bound, require_fit
 from mcudeploy.plan.allocators import ALLOCATORS
 from mcudeploy.plan.fit import BOUND_EXCEEDS_CAPACITY, FITS, FRAGMENTATION
-from mcudeploy.plan.minimalloc_csv import (format_buffers, parse_buffers, read_buffers,
-                                           read_plan_offsets, write_plan)
+from mcudeploy.plan.minimalloc_csv import format_buffers, parse_buffers, read_buffers, read_plan_offsets, write_plan
 from mcudeploy.plan.validate import InvalidPlanError, plan_problems, validate_plan
 
 ALL = ["linear", "greedy", "search", "exact", "portfolio"]

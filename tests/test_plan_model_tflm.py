@@ -22,7 +22,6 @@ runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 schema = pytest.importorskip("ai_edge_litert.schema_py_generated")
 from mcudeploy.exporters.tflm_offline import METADATA_NAME, export_tflm_offline, tflm_arena_head  # noqa: E402
 
-
 MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",
           "mlperf_tiny/mobilenetv1_vww_int8.tflite", "tflite_micro/micro_speech_int8.tflite"]
 

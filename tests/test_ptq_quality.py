@@ -18,12 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import shared_model
 from mcudeploy.importers import load_model
 from mcudeploy.quantize import QuantizationConfig, quantize_model
 from mcudeploy.reference import run_int
 from mcudeploy.validate.metrics import compare_output
-
-from conftest import shared_model
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tools"), str(REPO / "benchmarks")]

@@ -249,7 +249,6 @@ def test_entropy_observer_is_as_good_as_minmax_on_mobilenet_v1_vww():
     from pathlib import Path
 
     from conftest import shared_model
-
     from mcudeploy.importers import load_model
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -17,14 +17,13 @@ import onnxruntime as ort
 import pytest
 
 from mcudeploy.errors import UsageError
-from mcudeploy.exporters import export_onnx_qdq, to_onnx_model
+from mcudeploy.exporters.onnx_qdq import export_onnx_qdq, to_onnx_model
 from mcudeploy.importers import load_model
 from mcudeploy.ir import DType
 from mcudeploy.passes.qdq_to_quantized import qdq_to_quantized
 from mcudeploy.quantize.apply import QuantizeOptions
 from mcudeploy.quantize.simulate import run_quantized
 from mcudeploy.reference.int_executor import run_int
-
 from test_quantize_apply import quantized, samples, small_cnn
 
 
@@ -89,8 +88,7 @@ def test_exported_qdq_converts_back_to_the_same_integer_graph(cnn, tmp_path):
 
 
 def test_onnxruntime_quantize_static_model_runs_on_the_integer_reference(tmp_path):
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     prepared, result = quantized(small_cnn(), QuantizeOptions(keep_float=frozenset()))
     float_path = export_onnx_qdq(prepared, tmp_path / "float.onnx")  # a float graph exports as is

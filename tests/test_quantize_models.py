@@ -9,15 +9,14 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from conftest import shared_model
 from mcudeploy.cli.main import main
 from mcudeploy.errors import UnsupportedError, UsageError
-from mcudeploy.exporters import export_onnx_qdq
+from mcudeploy.exporters.onnx_qdq import export_onnx_qdq
 from mcudeploy.importers import load_model
 from mcudeploy.quantize.metrics import cosine
 from mcudeploy.quantize.quantizer import QuantizationConfig, quantize_model
 from mcudeploy.reference import run_float
-
-from conftest import shared_model
 
 REPO = Path(__file__).resolve().parents[1]
 KWS = REPO / "examples" / "kws_cnn.onnx"
@@ -124,7 +123,7 @@ def test_cli_whole_model_in_16x8_mode(tmp_path):
 
 @pytest.mark.parametrize("extra,code,text", [
     (["--keep-float", "nope"], 2, "no node named 'nope'"),
-    (["--observer", "minmax", "-o", "x.tflite"], 2, "give a .onnx file"),
+    (["--observer", "minmax", "-o", "x.txt"], 2, "give one of those file names"),
 ])
 def test_cli_errors(tmp_path, capsys, extra, code, text):
     np.save(tmp_path / "calib.npy", kws_data(100)[:, 0])

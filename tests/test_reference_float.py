@@ -12,14 +12,13 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from mcudeploy.errors import DataError
-from mcudeploy.ir import DType, Graph, QuantParams, verify
+from mcudeploy.ir import DType, Graph, QuantParams, all_ops, verify
 from mcudeploy.reference import run_float
 from mcudeploy.reference.float_kernels import all_kernels
-from mcudeploy.ir import all_ops
 
 RTOL, ATOL = 1e-4, 1e-5
 OPSET = 21

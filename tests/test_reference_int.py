@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mcudeploy.arithmetic import fixed_point as fp
 from mcudeploy.errors import DataError, UnsupportedError
 from mcudeploy.ir import DType, Graph, QuantParams, verify
-from mcudeploy.quantize import fixed_point as fp
 from mcudeploy.reference import run_float
 from mcudeploy.reference.int_executor import prepare_graph, run_int
 from mcudeploy.reference.int_kernels import prepare_node

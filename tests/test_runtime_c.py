@@ -21,17 +21,26 @@ import numpy as np
 import pytest
 
 from conftest import INT8_MODELS, MODELS, REPO, shared_model
+from mcudeploy.arithmetic import fixed_point as fp
 from mcudeploy.importers import load_model
 from mcudeploy.ir import DType, Graph, QuantParams, verify
-from mcudeploy.quantize import fixed_point as fp
 from mcudeploy.reference.int_executor import run_int
 from mcudeploy.reference.int_kernels import prepare_node
 from mcudeploy.reference.int_kernels.smooth_step_int16 import SIGMOID_TABLE
 
 sys.path.insert(0, str(REPO / "runtime" / "tests"))
 from c_runners import run_node  # noqa: E402
-from mcu_ctypes import (Activation, ChannelQuant, Context, ConvParams, Dims, Runtime,  # noqa: E402
-                        SmoothStepS16Quant, build_library, int_pointer)
+from mcu_ctypes import (  # noqa: E402
+    Activation,
+    ChannelQuant,
+    Context,
+    ConvParams,
+    Dims,
+    Runtime,
+    SmoothStepS16Quant,
+    build_library,
+    int_pointer,
+)
 
 SANITIZED = os.environ.get("MCU_RUNTIME_SANITIZE") == "1"
 CPUS = {"cortex-m4": ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],

@@ -12,7 +12,9 @@ from mcudeploy.ir import all_ops
 from mcudeploy.targets import TargetError, builtin_names, load_memory_pools, load_target
 
 EXPECTED_BUILTINS = {"stm32f103", "stm32f407", "stm32f767", "stm32h743", "stm32h747", "stm32l4r5",
-                     "stm32u585", "stm32n6", "npu-mcu"}
+                     "stm32u585", "stm32n6", "npu-mcu",
+                     "stm32f746", "stm32g0b1", "stm32u385", "stm32u575",   # boards of the MLPerf Tiny rows
+                     "alif-e7-he", "alif-e7-hp"}   # Cortex-M55 + Ethos-U55 (the Vela back end)
 
 MINIMAL = """
 name = "tiny"
@@ -48,7 +50,7 @@ def test_builtin_loads_and_is_consistent(name):
     target = load_target(name)
     assert target.name == name
     assert target.references, "every built-in cites its documents"
-    assert target.core.clock_hz >= 72e6
+    assert target.core.clock_hz >= 64e6   # the slowest built-in: STM32G0B1 (Cortex-M0+, 64 MHz)
     assert target.largest_sram is not None and target.largest_sram.size > 0
     assert any(region.kind == "flash" and not region.writable for region in target.regions)
     ordered = sorted(target.regions, key=lambda r: r.base)
@@ -113,8 +115,8 @@ def test_user_file_loads(tmp_path):
     (lambda t: t.replace('size = "64K"', 'size = 0'), "size", ["'SRAM'", "at least 1"]),
     (lambda t: t.replace('size = "64K"', 'size = "64 parsecs"'), "size", ["'SRAM'", "bytes"]),
     (lambda t: t.replace('kind = "flash"', 'kind = "eeprom"'), "kind", ["'eeprom'", "'psram'"]),
-    (lambda t: t + '[npu]\nname="x"\nclock_mhz=100\ntops=1\nops=["Conv","Gelu"]\n', "ops",
-     ["[npu]", "'Gelu'", "not IR op"]),
+    (lambda t: t + '[npu]\nname="x"\nclock_mhz=100\ntops=1\nops=["Conv","NotAnOp"]\n', "ops",
+     ["[npu]", "'NotAnOp'", "not IR op"]),
     (lambda t: t + '[npu]\nname="x"\nclock_mhz=100\nops=["Conv"]\n', "tops",
      ["exactly one of 'ops_per_cycle' or 'tops'"]),
     (lambda t: t + '[npu]\nname="x"\nclock_mhz=100\ntops=1\nops=["Conv"]\ndtypes=["int4"]\n',

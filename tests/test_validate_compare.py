@@ -8,8 +8,7 @@ import pytest
 from mcudeploy.errors import UsageError
 from mcudeploy.importers import load_model
 from mcudeploy.ir import DType, Graph, QuantParams, verify
-from mcudeploy.validate.compare import (DEFAULT_RANGE, check_models, default_range,
-                                        quantized_feeds, validate_models)
+from mcudeploy.validate.compare import DEFAULT_RANGE, check_models, default_range, quantized_feeds, validate_models
 from mcudeploy.validate.data import Samples
 from validate_pairs import qdq_graph, tiny_pair
 

@@ -9,7 +9,7 @@ from mcudeploy.cli.main import main
 from mcudeploy.errors import DataError, UsageError
 from mcudeploy.ir import DType, Graph, QuantParams, verify
 from mcudeploy.validate import engines
-from mcudeploy.validate.data import (load_labels, load_samples, parse_range, random_samples)
+from mcudeploy.validate.data import load_labels, load_samples, parse_range, random_samples
 from validate_pairs import tiny_pair
 
 

@@ -6,10 +6,17 @@ import math
 import numpy as np
 import pytest
 
-from mcudeploy.validate.metrics import (class_count, compare_output, l2_relative, mae,
-                                        max_abs_error, rmse, top1_agreement, top5_agreement)
-from mcudeploy.validate.thresholds import (Thresholds, checks_for, mixed_precision_hint,
-                                           needs_mixed_precision)
+from mcudeploy.validate.metrics import (
+    class_count,
+    compare_output,
+    l2_relative,
+    mae,
+    max_abs_error,
+    rmse,
+    top1_agreement,
+    top5_agreement,
+)
+from mcudeploy.validate.thresholds import Thresholds, checks_for, mixed_precision_hint, needs_mixed_precision
 
 # Two samples of three classes. Differences r - q: [0, 0, -1], [1, 0, 0] -> squared sum 2,
 # absolute sum 2 over 6 elements; sum r^2 = 1 + 4 + 9 + 16 = 30; r.q = 1 + 4 + 12 + 12 = 29;

@@ -37,6 +37,13 @@ OPTIONS_TABLES = {
     "DEPTH_TO_SPACE": "DepthToSpaceOptions", "BATCH_MATMUL": "BatchMatMulOptions",
     "TRANSPOSE": "TransposeOptions", "PAD": "PadOptions", "PADV2": "PadV2Options",
     "EXPAND_DIMS": "ExpandDimsOptions", "SLICE": "SliceOptions", "GATHER": "GatherOptions",
+    "PACK": "PackOptions", "UNPACK": "UnpackOptions", "SHAPE": "ShapeOptions", "TILE": "TileOptions",
+    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "SUM": "ReducerOptions",
+    "REDUCE_PROD": "ReducerOptions", "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions",
+    "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
+    "SQUARED_DIFFERENCE": "SquaredDifferenceOptions", "LOG_SOFTMAX": "LogSoftmaxOptions",
+    "CAST": "CastOptions", "FILL": "FillOptions", "GELU": "GeluOptions",
+    "LOCAL_RESPONSE_NORMALIZATION": "LocalResponseNormalizationOptions",
 }
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the cross toolchain the C runtime tests use: arm-none-eabi-gcc (Cortex-M4/M7/M55
-# builds), newlib headers for it, and qemu-system-arm (for running firmware on an emulator).
+# builds), newlib headers for it, qemu-system-arm (for running firmware on an emulator), and
+# Chromium with its driver (the HTML report tests open the report in a headless browser).
 # Idempotent: does nothing when every tool is already on PATH. Needs root (or sudo) and apt.
 set -euo pipefail
 
@@ -9,9 +10,11 @@ command -v arm-none-eabi-gcc >/dev/null 2>&1 || missing+=(gcc-arm-none-eabi)
 [ -d /usr/lib/arm-none-eabi/include ] || [ -d /usr/arm-none-eabi/include ] \
     || missing+=(libnewlib-arm-none-eabi)
 command -v qemu-system-arm >/dev/null 2>&1 || missing+=(qemu-system-arm)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 
 if [ ${#missing[@]} -eq 0 ]; then
-    echo "install_toolchain: arm-none-eabi-gcc, newlib and qemu-system-arm already installed"
+    echo "install_toolchain: arm-none-eabi-gcc, newlib, qemu-system-arm and chromium already installed"
     exit 0
 fi
 

@@ -1,7 +1,10 @@
 """Generate U-Net ONNX models (float32, NCHW, opset 13, seeded weights) for memory-planning studies.
 
     python tools/make_unet.py OUT_DIR [--sizes 512 384] [--all]
-    make_unet(size=512, upsample="nearest", skip_from=32, halve_skip=False, seed=0) -> onnx.ModelProto
+    python tools/make_unet.py OUT_DIR --sizes 512 --odd-skip 8      # one model, 72 / 136-channel concats
+    python tools/make_unet.py OUT_DIR --sizes 256 --segmentation    # one model: sigmoid head, ONNX-default Resize
+    make_unet(size=512, upsample="nearest", skip_from=32, halve_skip=False, seed=0, odd_skip=0,
+              head="linear", resize_attributes="asymmetric") -> onnx.ModelProto
 
 Architecture: 1-channel input H x H; encoder levels of 32, 64, 128, 256 channels (two 3x3
 conv + ReLU each, 2x2 max pool between levels); decoder: upsample x2, concat with the
@@ -14,7 +17,17 @@ encoder's skip tensor, two 3x3 conv + ReLU; a 1x1 conv to 1 output channel. Knob
   full-resolution level has no skip, its decoder level just upsamples);
 * ``halve_skip``: a 1x1 conv halving the skip tensor's channels before the concat (the
   memory-aware scheduler can run it right after the encoder level, so the long-lived skip
-  tensor is half as large).
+  tensor is half as large);
+* ``odd_skip``: a 1x1 conv reducing every skip tensor to ``odd_skip`` channels before the
+  concat, for NPU channel-alignment studies: with 8 and nearest up-sampling the decoder's
+  concats have 64 + 8 = 72 (full resolution), 128 + 8 = 136 and 256 + 8 = 264 channels,
+  none a multiple of 16;
+* ``head``: ``linear`` (the 1x1 conv's output as it is) or ``sigmoid`` (a Sigmoid after it:
+  a binary segmentation mask, as segmentation U-Nets end);
+* ``resize_attributes``: ``asymmetric`` (nearest Resize with ``asymmetric`` coordinates and
+  ``floor`` rounding, what PyTorch exports) or ``default`` (no coordinate / rounding
+  attributes: ONNX's defaults ``half_pixel`` and ``round_prefer_floor``, what a hand-written
+  or Keras-converted Resize carries); at the x2 scale both select the same pixels.
 Weights are seeded random (He-scaled); the models are for planning, not for accuracy.
 """
 from __future__ import annotations
@@ -28,6 +41,8 @@ import numpy as np
 
 WIDTHS = (32, 64, 128, 256)
 UPSAMPLES = ("nearest", "bilinear", "convtranspose")
+HEADS = ("linear", "sigmoid")
+RESIZE_ATTRIBUTES = ("asymmetric", "default")
 
 
 class _Builder:
@@ -60,23 +75,30 @@ class _Builder:
         y = self.node("Conv", [x, w, b], kernel_shape=[kernel, kernel], pads=[pad] * 4)
         return self.node("Relu", [y]) if relu else y
 
-    def upsample(self, x: str, channels: int, mode: str) -> tuple[str, int]:
+    def upsample(self, x: str, channels: int, mode: str, resize_attributes: str = "asymmetric"
+                 ) -> tuple[str, int]:
         if mode == "convtranspose":
             scale = np.sqrt(2.0 / (channels * 4))
             w = self.constant("wt", self.rng.standard_normal((channels, channels // 2, 2, 2)) * scale)
             return self.node("ConvTranspose", [x, w], kernel_shape=[2, 2], strides=[2, 2]), channels // 2
         scales = self.constant("scales", np.array([1, 1, 2, 2]))
-        attrs = {"mode": "nearest", "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"} \
-            if mode == "nearest" else {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
+        if mode == "nearest":
+            attrs = {"mode": "nearest"} if resize_attributes == "default" else \
+                {"mode": "nearest", "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"}
+        else:
+            attrs = {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
         return self.node("Resize", [x, "", scales], **attrs), channels
 
 
 def make_unet(size: int = 512, upsample: str = "nearest", skip_from: int = 32, halve_skip: bool = False,
-              seed: int = 0):
+              seed: int = 0, odd_skip: int = 0, head: str = "linear", resize_attributes: str = "asymmetric"):
     """The U-Net described in the module docstring, as an ``onnx.ModelProto``."""
     from onnx import TensorProto, checker, helper
-    if upsample not in UPSAMPLES or skip_from not in WIDTHS[:2] or size % 8:
-        raise ValueError(f"bad U-Net options: upsample={upsample!r} skip_from={skip_from} size={size}")
+    if upsample not in UPSAMPLES or skip_from not in WIDTHS[:2] or size % 8 or odd_skip < 0 or \
+            (odd_skip and halve_skip) or head not in HEADS or resize_attributes not in RESIZE_ATTRIBUTES:
+        raise ValueError(f"bad U-Net options: upsample={upsample!r} skip_from={skip_from} size={size} "
+                         f"odd_skip={odd_skip} halve_skip={halve_skip} head={head!r} "
+                         f"resize_attributes={resize_attributes!r}")
     build = _Builder(seed)
     x, channels, skips = "input", 1, []
     for level, width in enumerate(WIDTHS):
@@ -86,21 +108,29 @@ def make_unet(size: int = 512, upsample: str = "nearest", skip_from: int = 32, h
             skips.append((x, width))
             x = build.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
     for skip, width in reversed(skips):
-        x, channels = build.upsample(x, channels, upsample)
+        x, channels = build.upsample(x, channels, upsample, resize_attributes)
         if width >= skip_from:
             if halve_skip:
                 skip, width_kept = build.conv(skip, width, width // 2, 1), width // 2
+            elif odd_skip:
+                skip, width_kept = build.conv(skip, width, odd_skip, 1), odd_skip
             else:
                 width_kept = width
             x, channels = build.node("Concat", [x, skip], axis=1), channels + width_kept
         x = build.conv(build.conv(x, channels, width, 3), width, width, 3)
         channels = width
     output = build.conv(x, channels, 1, 1, relu=False)
-    graph = helper.make_graph(build.nodes, f"unet{size}_{upsample}_skip{skip_from}{'_halved' if halve_skip else ''}",
+    if head == "sigmoid":
+        output = build.node("Sigmoid", [output])
+    suffix = "_halved" if halve_skip else (f"_odd{odd_skip}" if odd_skip else "")
+    suffix += ("_sigmoid" if head == "sigmoid" else "") + ("_default_resize" if resize_attributes == "default" else "")
+    graph = helper.make_graph(build.nodes, f"unet{size}_{upsample}_skip{skip_from}{suffix}",
                               [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 1, size, size])],
                               [helper.make_tensor_value_info(output, TensorProto.FLOAT, [1, 1, size, size])],
                               build.initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_unet")
+    # IR version 8 (opset 13 needs 7): onnxruntime 1.23 loads IR versions up to 11, onnx 1.19 writes 12
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_unet",
+                              ir_version=8)
     checker.check_model(model)
     return model
 
@@ -115,8 +145,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", type=Path)
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 384])
+    parser.add_argument("--odd-skip", type=int, default=0, metavar="N",
+                        help="one model per size (nearest, every skip) with each skip reduced to N channels")
+    parser.add_argument("--segmentation", action="store_true",
+                        help="one model per size (nearest, every skip): sigmoid head, Resize with "
+                             "ONNX's default attributes (half_pixel, round_prefer_floor)")
     arguments = parser.parse_args()
     arguments.output.mkdir(parents=True, exist_ok=True)
+    if arguments.segmentation:
+        for size in arguments.sizes:
+            model = make_unet(size, head="sigmoid", resize_attributes="default")
+            onnx.save(model, arguments.output / f"{model.graph.name}.onnx")
+        return
+    if arguments.odd_skip:
+        for size in arguments.sizes:
+            model = make_unet(size, odd_skip=arguments.odd_skip)
+            onnx.save(model, arguments.output / f"{model.graph.name}.onnx")
+        return
     for size, upsample, skip_from, halve in variants(tuple(arguments.sizes)):
         model = make_unet(size, upsample, skip_from, halve)
         path = arguments.output / f"{model.graph.name}.onnx"

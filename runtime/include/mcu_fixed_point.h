@@ -1,7 +1,7 @@
 /*
  * mcu_fixed_point.h - integer requantization primitives of the mcudeploy runtime.
  *
- * The bit-exact specification is src/mcudeploy/quantize/fixed_point.py (TFLite Micro's
+ * The bit-exact specification is src/mcudeploy/arithmetic/fixed_point.py (TFLite Micro's
  * reference semantics, "double rounding" build). Real multipliers are a Q0.31 significand
  * and a power-of-two exponent: real = multiplier * 2^(shift - 31), shift in [-31, 30].
  *

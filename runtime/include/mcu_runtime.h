@@ -2,7 +2,7 @@
  * mcu_runtime.h - the portable C99 integer kernel library of mcudeploy.
  *
  * Every kernel computes exactly what the Python integer reference computes
- * (src/mcudeploy/reference/int_kernels/, src/mcudeploy/quantize/fixed_point.py), which in
+ * (src/mcudeploy/reference/int_kernels/, src/mcudeploy/arithmetic/fixed_point.py), which in
  * turn is TensorFlow Lite Micro's reference kernels, byte for byte. The Python `prepare`
  * step of each op produces the numbers that go into the quant / params structs below.
  *
@@ -324,6 +324,15 @@ mcu_status mcu_requantize_s8_s32(const mcu_context *ctx, const mcu_requantize_qu
                                  const mcu_dims *dims, const int8_t *in, int32_t *out);
 mcu_status mcu_requantize_s16_s32(const mcu_context *ctx, const mcu_requantize_quant *quant,
                                   const mcu_dims *dims, const int16_t *in, int32_t *out);
+/* uint8 at the model's edges: a uint8 input requantized to int8 (TFLite QUANTIZE, what the
+ * converter writes for inference_input_type=uint8: same scale, zero point + 128), an int8
+ * result requantized to a uint8 output, uint8 -> uint8. */
+mcu_status mcu_requantize_u8_s8(const mcu_context *ctx, const mcu_requantize_quant *quant,
+                                const mcu_dims *dims, const uint8_t *in, int8_t *out);
+mcu_status mcu_requantize_s8_u8(const mcu_context *ctx, const mcu_requantize_quant *quant,
+                                const mcu_dims *dims, const int8_t *in, uint8_t *out);
+mcu_status mcu_requantize_u8_u8(const mcu_context *ctx, const mcu_requantize_quant *quant,
+                                const mcu_dims *dims, const uint8_t *in, uint8_t *out);
 
 /* Per-tensor float <-> int: quantize Y = clamp(round(X / scale) + zero_point) in float32,
  * halves rounded away from zero (TFLite QUANTIZE, round_half_even = 0) or to even (ONNX
@@ -339,10 +348,14 @@ mcu_status mcu_quantize_f32_s8(const mcu_context *ctx, const mcu_affine_quant *q
                                const mcu_dims *dims, const float *in, int8_t *out);
 mcu_status mcu_quantize_f32_s16(const mcu_context *ctx, const mcu_affine_quant *quant,
                                 const mcu_dims *dims, const float *in, int16_t *out);
+mcu_status mcu_quantize_f32_u8(const mcu_context *ctx, const mcu_affine_quant *quant,
+                               const mcu_dims *dims, const float *in, uint8_t *out);
 mcu_status mcu_dequantize_s8_f32(const mcu_context *ctx, const mcu_affine_quant *quant,
                                  const mcu_dims *dims, const int8_t *in, float *out);
 mcu_status mcu_dequantize_s16_f32(const mcu_context *ctx, const mcu_affine_quant *quant,
                                   const mcu_dims *dims, const int16_t *in, float *out);
+mcu_status mcu_dequantize_u8_f32(const mcu_context *ctx, const mcu_affine_quant *quant,
+                                 const mcu_dims *dims, const uint8_t *in, float *out);
 
 /* ---- data movement (raw integers move unchanged; element_size in bytes: 1, 2 or 4) ----- */
 /* Reshape: a copy (memmove, so in == out is allowed and is a no-op). */
@@ -421,6 +434,120 @@ mcu_status mcu_resize_bilinear_s8(const mcu_context *ctx, const mcu_resize_param
 mcu_status mcu_resize_bilinear_s16(const mcu_context *ctx, const mcu_resize_params *params,
                                    const mcu_dims *in_dims, const int16_t *in, const mcu_dims *out_dims,
                                    int16_t *out);
+
+/* ---- maximum / minimum with 4-D broadcasting (TFLite MAXIMUM / MINIMUM): the raw integers
+ * are compared, so both inputs and the output share scale and zero point ----------------- */
+mcu_status mcu_maximum_s8(const mcu_context *ctx, const mcu_dims *in1_dims, const int8_t *in1,
+                          const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out);
+mcu_status mcu_maximum_s16(const mcu_context *ctx, const mcu_dims *in1_dims, const int16_t *in1,
+                           const mcu_dims *in2_dims, const int16_t *in2, const mcu_dims *out_dims, int16_t *out);
+mcu_status mcu_minimum_s8(const mcu_context *ctx, const mcu_dims *in1_dims, const int8_t *in1,
+                          const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out);
+mcu_status mcu_minimum_s16(const mcu_context *ctx, const mcu_dims *in1_dims, const int16_t *in1,
+                           const mcu_dims *in2_dims, const int16_t *in2, const mcu_dims *out_dims, int16_t *out);
+
+/* ---- squared difference with 4-D broadcasting (TFLite SQUARED_DIFFERENCE) --------------
+ * The fields of mcu_add_quant: a = mbqm((A + input1_offset) << left_shift, input1_multiplier,
+ * input1_shift) (shift <= 0), b likewise, Y = clamp(mbqm(wrap32((a - b)^2),
+ * output_multiplier, output_shift) + output_offset, type range); left_shift is 7 for s8 and
+ * 0 for s16 (zero points 0); output_shift may be positive. */
+typedef mcu_add_quant mcu_squared_difference_quant;
+
+mcu_status mcu_squared_difference_s8(const mcu_context *ctx, const mcu_squared_difference_quant *quant,
+                                     const mcu_dims *in1_dims, const int8_t *in1, const mcu_dims *in2_dims,
+                                     const int8_t *in2, const mcu_dims *out_dims, int8_t *out);
+mcu_status mcu_squared_difference_s16(const mcu_context *ctx, const mcu_squared_difference_quant *quant,
+                                      const mcu_dims *in1_dims, const int16_t *in1, const mcu_dims *in2_dims,
+                                      const int16_t *in2, const mcu_dims *out_dims, int16_t *out);
+
+/* ---- reduce max / min over any of the axes n, h, w, c (TFLite REDUCE_MAX / REDUCE_MIN):
+ * out_dims has 1 in every reduced axis; raw integers, input and output share scale and
+ * zero point. (TFLite SUM is mcu_mean_* with the undivided multiplier.) ------------------- */
+typedef struct {
+    int32_t axes; /* bit mask of MCU_AXIS_* */
+} mcu_reduce_params;
+
+mcu_status mcu_reduce_max_s8(const mcu_context *ctx, const mcu_reduce_params *params, const mcu_dims *in_dims,
+                             const int8_t *in, const mcu_dims *out_dims, int8_t *out);
+mcu_status mcu_reduce_max_s16(const mcu_context *ctx, const mcu_reduce_params *params, const mcu_dims *in_dims,
+                              const int16_t *in, const mcu_dims *out_dims, int16_t *out);
+mcu_status mcu_reduce_min_s8(const mcu_context *ctx, const mcu_reduce_params *params, const mcu_dims *in_dims,
+                             const int8_t *in, const mcu_dims *out_dims, int8_t *out);
+mcu_status mcu_reduce_min_s16(const mcu_context *ctx, const mcu_reduce_params *params, const mcu_dims *in_dims,
+                              const int16_t *in, const mcu_dims *out_dims, int16_t *out);
+
+/* ---- arg max / min along one axis (TFLite ARG_MAX / ARG_MIN): int32 indices, out_dims =
+ * in_dims with the axis set to 1; ties give the first index (the last with
+ * select_last_index) --------------------------------------------------------------------- */
+typedef struct {
+    int32_t axis;              /* 0 = n, 1 = h, 2 = w, 3 = c */
+    int32_t select_last_index; /* 0 or 1 */
+} mcu_arg_params;
+
+mcu_status mcu_arg_max_s8(const mcu_context *ctx, const mcu_arg_params *params, const mcu_dims *in_dims,
+                          const int8_t *in, const mcu_dims *out_dims, int32_t *out);
+mcu_status mcu_arg_max_s16(const mcu_context *ctx, const mcu_arg_params *params, const mcu_dims *in_dims,
+                           const int16_t *in, const mcu_dims *out_dims, int32_t *out);
+mcu_status mcu_arg_min_s8(const mcu_context *ctx, const mcu_arg_params *params, const mcu_dims *in_dims,
+                          const int8_t *in, const mcu_dims *out_dims, int32_t *out);
+mcu_status mcu_arg_min_s16(const mcu_context *ctx, const mcu_arg_params *params, const mcu_dims *in_dims,
+                           const int16_t *in, const mcu_dims *out_dims, int32_t *out);
+
+/* ---- gather / tile (raw elements copied; element_size 1, 2 or 4) ------------------------
+ * Gather along axis: outer = prod(in dims before axis), S = in dims[axis], inner =
+ * prod(after); out[o, j, i] = in[o, indices[j], i] for j < index_count (negative indices
+ * count from S; outside [-S, S) is MCU_ERR_ARG). Tile: out dims = in dims * repeats,
+ * out[n, h, w, c] = in[n % N, h % H, w % W, c % C]. */
+typedef struct {
+    int32_t axis; /* 0 = n, 1 = h, 2 = w, 3 = c */
+} mcu_gather_params;
+
+typedef struct {
+    int32_t repeats[4]; /* >= 1, per axis n, h, w, c */
+} mcu_tile_params;
+
+mcu_status mcu_gather(const mcu_context *ctx, const mcu_gather_params *params, int32_t element_size,
+                      const mcu_dims *in_dims, const void *in, int32_t index_count, const int32_t *indices,
+                      void *out);
+mcu_status mcu_tile(const mcu_context *ctx, const mcu_tile_params *params, int32_t element_size,
+                    const mcu_dims *in_dims, const void *in, const mcu_dims *out_dims, void *out);
+
+/* ---- abs / rsqrt (TFLite ABS int8 / int16, RSQRT int8) ----------------------------------
+ * Abs: v = |X - input_zero_point|, Y = clamp(v + output_zero_point) or, with needs_rescale,
+ * clamp(mbqm(v, multiplier, shift) + output_zero_point) (s16: zero points 0).
+ * Rsqrt: v = X - input_zero_point; v == 0 gives 127, v < 0 is MCU_ERR_ARG (TFLM refuses
+ * it); else Y = clamp(mbqm(mbqm(1, r, k + 20), multiplier, shift - 20) + output_zero_point)
+ * with 1 / sqrt(v) = r * 2^(k - 31) (TFLite GetInvSqrtQuantizedMultiplierExp). */
+typedef struct {
+    int32_t input_zero_point, output_zero_point;
+    int32_t needs_rescale; /* input scale != output scale */
+    int32_t multiplier, shift;
+} mcu_abs_quant;
+
+typedef struct {
+    int32_t input_zero_point, output_zero_point;
+    int32_t multiplier, shift; /* quantize_multiplier(1 / (sqrtf(s_in) * s_out)) */
+} mcu_rsqrt_quant;
+
+mcu_status mcu_abs_s8(const mcu_context *ctx, const mcu_abs_quant *quant, const mcu_dims *dims, const int8_t *in,
+                      int8_t *out);
+mcu_status mcu_abs_s16(const mcu_context *ctx, const mcu_abs_quant *quant, const mcu_dims *dims, const int16_t *in,
+                       int16_t *out);
+mcu_status mcu_rsqrt_s8(const mcu_context *ctx, const mcu_rsqrt_quant *quant, const mcu_dims *dims, const int8_t *in,
+                        int8_t *out);
+
+/* ---- log softmax over c (the last axis), int8 in and out (TFLite LOG_SOFTMAX: output scale
+ * 16/256, zero point 127); gemmlowp exp and log as TFLite's LogSoftmaxQuantized ----------- */
+typedef struct {
+    int32_t input_multiplier;        /* preprocess_softmax_scaling(1, s_in, 5) */
+    int32_t input_left_shift;        /* 0..31 */
+    int32_t reverse_scaling_divisor; /* qm_smaller_than_one(2^(31 - left_shift) / multiplier) */
+    int32_t reverse_scaling_shift;   /* <= 0 */
+    int32_t diff_min;                /* -calculate_input_radius(5, input_left_shift) */
+} mcu_log_softmax_quant;
+
+mcu_status mcu_log_softmax_s8(const mcu_context *ctx, const mcu_log_softmax_quant *quant, const mcu_dims *in_dims,
+                              const int8_t *in, const mcu_dims *out_dims, int8_t *out);
 
 #ifdef __cplusplus
 }

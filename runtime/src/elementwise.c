@@ -18,20 +18,6 @@ typedef struct {
     mcu_activation activation;
 } binary_plan;
 
-/* Element strides of `dims` as seen from the output's index space (0 where broadcast). */
-static int32_t broadcast_strides(const mcu_dims *dims, const mcu_dims *out_dims, int32_t strides[4]) {
-    int32_t stride = 1;
-    for (int32_t axis = 3; axis >= 0; --axis) {
-        int32_t size = mcu_dims_at(dims, axis);
-        if (size != mcu_dims_at(out_dims, axis) && size != 1) {
-            return 0;
-        }
-        strides[axis] = size == 1 ? 0 : stride;
-        stride *= size;
-    }
-    return 1;
-}
-
 static int32_t apply(const binary_plan *plan, int32_t a, int32_t b) {
     if (plan->op == OP_MUL) {
         const mcu_mul_quant *q = plan->mul;
@@ -54,8 +40,8 @@ static mcu_status binary_core(const binary_plan *plan, const mcu_dims *in1_dims,
                               void *out, mcu_element_type type) {
     int32_t strides1[4], strides2[4];
     if (!mcu_dims_valid(in1_dims) || !mcu_dims_valid(in2_dims) || !mcu_dims_valid(out_dims) || in1 == NULL
-        || in2 == NULL || out == NULL || !broadcast_strides(in1_dims, out_dims, strides1)
-        || !broadcast_strides(in2_dims, out_dims, strides2) || !mcu_activation_valid(&plan->activation, type)) {
+        || in2 == NULL || out == NULL || !mcu_broadcast_strides(in1_dims, out_dims, strides1)
+        || !mcu_broadcast_strides(in2_dims, out_dims, strides2) || !mcu_activation_valid(&plan->activation, type)) {
         return MCU_ERR_ARG;
     }
     int32_t index = 0;

@@ -1,7 +1,7 @@
 /*
  * fixed_point_functions.c - gemmlowp's fixed-point transcendental functions on raw int32
  * values of a Q(integer_bits).(31 - integer_bits) format, used by Softmax, Logistic and
- * Tanh. Spec (formulas and constants): quantize/fixed_point.py.
+ * Tanh. Spec (formulas and constants): arithmetic/fixed_point.py.
  *
  *   exp_on_negative_values(a): exp of (a mod 1/4) by a Taylor series around -1/8, times
  *                              exp(-2^k) for every set bit k of the rest

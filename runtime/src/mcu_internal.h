@@ -56,6 +56,32 @@ static inline void mcu_store(void *data, int32_t index, mcu_element_type type, i
     }
 }
 
+/* Leading zero bits of x (32 for 0). */
+static inline int32_t mcu_count_leading_zeros(uint32_t x) {
+    int32_t count = 0;
+    while (count < 32 && !(x & 0x80000000u)) {
+        x <<= 1;
+        ++count;
+    }
+    return count;
+}
+
+/* Element strides of `dims` as seen from the output's index space (0 where a dimension
+ * of 1 broadcasts); 0 when `dims` does not broadcast to `out_dims`. */
+static inline int32_t mcu_broadcast_strides(const mcu_dims *dims, const mcu_dims *out_dims,
+                                            int32_t strides[4]) {
+    int32_t stride = 1;
+    for (int32_t axis = 3; axis >= 0; --axis) {
+        int32_t size = mcu_dims_at(dims, axis);
+        if (size != mcu_dims_at(out_dims, axis) && size != 1) {
+            return 0;
+        }
+        strides[axis] = size == 1 ? 0 : stride;
+        stride *= size;
+    }
+    return 1;
+}
+
 static inline int32_t mcu_activation_valid(const mcu_activation *activation, mcu_element_type type) {
     return activation->min <= activation->max && activation->min >= mcu_type_min(type)
            && activation->max <= mcu_type_max(type);

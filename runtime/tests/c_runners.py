@@ -9,13 +9,47 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-
-from mcu_ctypes import (SUFFIX, ActivationParams, AddQuant, AffineQuant, ChannelQuant, ConcatParams,
-                        ConcatQuant, Context, ConvParams, Dims, DepthwiseParams, FcQuant, HardSwishQuant,
-                        LeakyReluQuant, MeanParams, MeanQuant, MulQuant, PAD_MODES, PadParams, PoolParams,
-                        RequantizeQuant, ResizeParams, Runtime, SliceParams, SmoothStepQuant,
-                        SmoothStepS16Quant, SoftmaxQuant, TransposeParams, activation, dims, int_array,
-                        int_pointer)
+from mcu_ctypes import (
+    PAD_MODES,
+    SUFFIX,
+    AbsQuant,
+    ActivationParams,
+    AddQuant,
+    AffineQuant,
+    ArgParams,
+    ChannelQuant,
+    ConcatParams,
+    ConcatQuant,
+    Context,
+    ConvParams,
+    DepthwiseParams,
+    Dims,
+    FcQuant,
+    GatherParams,
+    HardSwishQuant,
+    LeakyReluQuant,
+    LogSoftmaxQuant,
+    MeanParams,
+    MeanQuant,
+    MulQuant,
+    PadParams,
+    PoolParams,
+    ReduceParams,
+    RequantizeQuant,
+    ResizeParams,
+    RsqrtQuant,
+    Runtime,
+    SliceParams,
+    SmoothStepQuant,
+    SmoothStepS16Quant,
+    SoftmaxQuant,
+    TileParams,
+    TransposeParams,
+    activation,
+    dims,
+    int_array,
+    int_pointer,
+)
 
 RUNNERS = {}
 
@@ -273,3 +307,98 @@ def resize(runtime, node, params, inputs, out):
     else:
         runtime.call(f"mcu_resize_bilinear_{SUFFIX[out.dtype]}", None, resize_params, dims(x.shape), x,
                      dims(out.shape), out)
+
+
+# -- kernels added for issue 15 (binary_more.c, reduce.c, gather.c, unary_math.c) --------------
+def _padded_axis(x: np.ndarray, axis: int) -> int:
+    return 4 - x.ndim + axis % x.ndim
+
+
+@runner("Max", "Min")
+def max_or_min(runtime, node, params, inputs, out):
+    name = f"mcu_{'maximum' if node.op == 'Max' else 'minimum'}_{SUFFIX[out.dtype]}"
+    runtime.call(name, None, dims(inputs[0].shape), inputs[0], dims(inputs[1].shape), inputs[1],
+                 dims(out.shape), out)
+
+
+@runner("SquaredDifference")
+def squared_difference(runtime, node, params, inputs, out):
+    p = params
+    quant = AddQuant(p.left_shift, p.input1_offset, p.input2_offset, p.output_offset, p.input1_multiplier,
+                     p.input1_shift, p.input2_multiplier, p.input2_shift, p.output_multiplier, p.output_shift)
+    runtime.call(f"mcu_squared_difference_{SUFFIX[out.dtype]}", None, quant, dims(inputs[0].shape), inputs[0],
+                 dims(inputs[1].shape), inputs[1], dims(out.shape), out)
+
+
+def _reduced(x: np.ndarray, axes) -> tuple[int, tuple[int, ...]]:
+    """The MCU_AXIS_* mask of ``axes`` and the 4-D kept dims (1 where reduced)."""
+    padded = {_padded_axis(x, a) for a in axes}
+    full = (1,) * (4 - x.ndim) + x.shape
+    return sum(1 << a for a in padded), tuple(1 if a in padded else full[a] for a in range(4))
+
+
+@runner("ReduceMax", "ReduceMin")
+def reduce_extreme(runtime, node, params, inputs, out):
+    x = inputs[0]
+    mask, kept = _reduced(x, node.attrs["axes"])
+    flat = np.zeros(kept, dtype=out.dtype)
+    name = f"mcu_reduce_{'max' if node.op == 'ReduceMax' else 'min'}_{SUFFIX[out.dtype]}"
+    runtime.call(name, None, ReduceParams(mask), dims(x.shape), x, dims(kept), flat)
+    out[...] = flat.reshape(out.shape)
+
+
+runner("ReduceSum")(reduce_mean)  # TFLite SUM: mcu_mean_* with the undivided multiplier
+
+
+@runner("ArgMax", "ArgMin")
+def arg_extreme(runtime, node, params, inputs, out):
+    x = inputs[0]
+    if out.dtype != np.int32:
+        raise NotImplementedError("ArgMax / ArgMin with int64 output has no C kernel (TFLM gives int32)")
+    axis = _padded_axis(x, node.attrs["axis"])
+    kept = list((1,) * (4 - x.ndim) + x.shape)
+    kept[axis] = 1
+    flat = np.zeros(kept, dtype=np.int32)
+    name = f"mcu_arg_{'max' if node.op == 'ArgMax' else 'min'}_{SUFFIX[x.dtype]}"
+    runtime.call(name, None, ArgParams(axis, node.attrs["select_last_index"]), dims(x.shape), x,
+                 dims(tuple(kept)), flat)
+    out[...] = flat.reshape(out.shape)
+
+
+@runner("Gather")
+def gather(runtime, node, params, inputs, out):
+    x, indices = inputs
+    flat = np.ascontiguousarray(indices.reshape(-1), dtype=np.int32)
+    runtime.call("mcu_gather", None, GatherParams(_padded_axis(x, node.attrs["axis"])), x.itemsize,
+                 dims(x.shape), x, ctypes.c_int32(flat.size), flat, out)
+
+
+@runner("Tile", "Expand")
+def tile(runtime, node, params, inputs, out):
+    """Expand is a Tile by ``out / in`` per axis (each input axis is 1 or the output's)."""
+    x = inputs[0]
+    in_dims, out_dims = dims(x.shape), dims(out.shape)
+    repeats = [getattr(out_dims, axis) // getattr(in_dims, axis) for axis in "nhwc"]
+    runtime.call("mcu_tile", None, TileParams(tuple(repeats)), x.itemsize, in_dims, x, out_dims, out)
+
+
+@runner("Abs")
+def abs_(runtime, node, params, inputs, out):
+    p = params
+    quant = AbsQuant(p.input_zero_point, p.output_zero_point, p.needs_rescale, p.multiplier, p.shift)
+    runtime.call(f"mcu_abs_{SUFFIX[out.dtype]}", None, quant, dims(out.shape), inputs[0], out)
+
+
+@runner("Rsqrt")
+def rsqrt(runtime, node, params, inputs, out):
+    p = params
+    quant = RsqrtQuant(p.input_zero_point, p.output_zero_point, p.multiplier, p.shift)
+    runtime.call("mcu_rsqrt_s8", None, quant, dims(out.shape), inputs[0], out)
+
+
+@runner("LogSoftmax")
+def log_softmax(runtime, node, params, inputs, out):
+    p = params
+    quant = LogSoftmaxQuant(p.input_multiplier, p.input_left_shift, p.reverse_scaling_divisor,
+                            p.reverse_scaling_shift, p.diff_min)
+    runtime.call("mcu_log_softmax_s8", None, quant, dims(inputs[0].shape), inputs[0], dims(out.shape), out)

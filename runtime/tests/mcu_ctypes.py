@@ -73,6 +73,14 @@ PadParams = _struct("PadParams", "before", "mode", "pad_value", types={"before":
 TransposeParams = _struct("TransposeParams", "perm", types={"perm": c_int32 * 4})
 SliceParams = _struct("SliceParams", "begin", "stride", types={"begin": c_int32 * 4, "stride": c_int32 * 4})
 ResizeParams = _struct("ResizeParams", "align_corners", "half_pixel_centers")
+ReduceParams = _struct("ReduceParams", "axes")
+ArgParams = _struct("ArgParams", "axis", "select_last_index")
+GatherParams = _struct("GatherParams", "axis")
+TileParams = _struct("TileParams", "repeats", types={"repeats": c_int32 * 4})
+AbsQuant = _struct("AbsQuant", "input_zero_point", "output_zero_point", "needs_rescale", "multiplier", "shift")
+RsqrtQuant = _struct("RsqrtQuant", "input_zero_point", "output_zero_point", "multiplier", "shift")
+LogSoftmaxQuant = _struct("LogSoftmaxQuant", "input_multiplier", "input_left_shift", "reverse_scaling_divisor",
+                          "reverse_scaling_shift", "diff_min")
 
 SUFFIX = {np.dtype(np.int8): "s8", np.dtype(np.int16): "s16", np.dtype(np.int32): "s32",
           np.dtype(np.float32): "f32"}

@@ -1,7 +1,7 @@
 /*
  * probe.c - exports the inline fixed-point primitives of mcu_fixed_point.h and the gemmlowp
  * functions, elementwise over arrays, so the Python tests can compare them bit for bit with
- * quantize/fixed_point.py on edge values. Test builds only; not part of the runtime.
+ * arithmetic/fixed_point.py on edge values. Test builds only; not part of the runtime.
  */
 #include "mcu_internal.h"
 

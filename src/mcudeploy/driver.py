@@ -1,46 +1,136 @@
-"""The pipeline as straight-line functions, with ``ir.verify`` between stages.
+"""The pipeline, written once: a model file + a target + options -> one :class:`Deployment`.
 
-Commands call these instead of chaining stages themselves, so that the order of stages is
-written down once. Stages not built yet (quantize, map, plan, codegen) will be added here
-in pipeline order.
+    deploy(model, options, *, target=None, input_shapes=None, graph=None) -> Deployment
+
+Straight line, ``ir.verify`` between the graph stages:
+
+1. **load** (:func:`load_graph`): import the file (format from its bytes), verify;
+2. **clean up** (:func:`deployable_graph`): a QDQ ONNX model becomes the integer graph the
+   code runs (:func:`~mcudeploy.passes.qdq_to_quantized.to_integer_graph`, which runs the
+   cleanup pipeline first); a float model gets the ``integer_forms`` pipeline (BN folding,
+   activation fusion, NHWC, and the op forms the integer kernels take: what quantization
+   will produce); a full-integer model stays as imported; then every zero Pad is folded into
+   its Conv (unless ``keep_model_tensors``: TFLite Micro's offline plan must see the file's
+   own tensors);
+   2b. **memory transformations** (:func:`~mcudeploy.plan.memory_transform.transform_for_memory`):
+   ``[tiling]`` runs regions tile by tile, ``[split]`` moves the tensors that cross a cut to
+   external memory - graph rewrites, decided once, before anything is mapped or planned;
+3. **map**: the device of every node (:func:`~mcudeploy.mapping.map_graph`), with
+   ``options.force_cpu``;
+4. **kernels**: the variant of every node from the target's core
+   (:func:`~mcudeploy.kernels.choose_kernels`);
+5. **plan**: order, liveness, proved reuse, offsets (:func:`~mcudeploy.plan.memory_plan.
+   plan_memory`, with the chosen variants' scratch and overlap rules); when the optimised
+   variants are what breaks the fit (their scratch, their stricter overlap), the reference
+   kernels are planned instead and the deployment says so (speed first, never at the cost
+   of a fit);
+6. **place**: the regions of the arena, the fixed items and the weights, once
+   (:func:`~mcudeploy.plan.placement.place_regions`), written into the plan;
+7. **ledger**: every byte per region against capacity, and the fit verdict.
+
+The integer parameters of every node (what the C code copies) are computed on first use
+(:attr:`Deployment.params`): planning, estimating and searching do not need them.
+
+A deployment that does not fit is a result, not an error: ``plan`` prints its ledger and
+exits 8, ``generate`` refuses it (:meth:`Deployment.require_fit`). Commands load models
+through :func:`load_graph` and build deployments through :func:`deploy`, nothing else.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from .deployment import Deployment
+from .errors import UsageError
 from .importers import InputShapes, load_model
-from .ir import Graph, verify
+from .ir import Graph, precision, verify
+from .kernels import choose_kernels
+from .mapping import map_graph
+from .options import DeploymentOptions
+from .passes.fold_pads import FoldPads
 from .passes.pipelines import run_pipeline
+from .passes.qdq_to_quantized import to_integer_graph
+from .plan.ledger import build_ledger, fixed_items
+from .plan.memory_plan import plan_memory
+from .plan.memory_transform import transform_for_memory
+from .plan.placement import no_target_placement, place_regions
+from .targets import Target, load_memory_pools, load_target
 
 
-def import_and_clean(path: str | Path, *, input_shapes: InputShapes | None = None,
-                     pipeline: str = "cleanup") -> Graph:
-    """Import a model and run a pass pipeline (``"none"`` for the graph as imported).
-
-    The importer verifies its graph; :func:`run_pipeline` verifies after every pass.
-    """
+def load_graph(path: str | Path, *, input_shapes: InputShapes | None = None,
+               pipeline: str = "none") -> Graph:
+    """Import a model and run a pass pipeline (``"none"``: the graph as imported)."""
     graph = load_model(path, input_shapes=input_shapes)
     verify(graph)
     run_pipeline(graph, pipeline)
     return graph
 
 
-def load_for_deployment(path: str | Path, *, input_shapes: InputShapes | None = None,
-                        fold_pads: bool = True) -> Graph:
-    """The graph that planning and code generation work on: a full-integer model as
-    imported, an ONNX QDQ model converted to integer ops (the same conversion ``run`` and
-    ``validate`` use), a float model as imported; then, unless ``fold_pads`` is False, every
-    zero Pad folded into its Conv (``plan --export-tflm`` keeps them: TFLite Micro must see
-    the model's own tensors)."""
-    from .passes.fold_pads import FoldPads
-    from .passes.pipelines import run_pipeline
-    from .validate.engines import precision, to_integer_graph
-
-    graph = load_model(path, input_shapes=input_shapes)
-    verify(graph)
-    if precision(graph) == "qdq":
+def deployable_graph(graph: Graph, *, keep_model_tensors: bool = False) -> Graph:
+    """The graph as it will be deployed (step 2 of the module docstring); ``graph`` itself
+    is rewritten unless it is QDQ (then a converted copy is returned)."""
+    kind = precision(graph)
+    if kind == "qdq":
         graph = to_integer_graph(graph)
-        verify(graph)
-    if fold_pads:
+    elif kind == "float":
+        run_pipeline(graph, "integer_forms")
+    if not keep_model_tensors:
         run_pipeline(graph, [FoldPads()])
     return graph
+
+
+def resolve_target(options: DeploymentOptions) -> Target | None:
+    """The target the options name (with ``memory_pools`` replacing its regions), or None."""
+    if options.target is None:
+        if options.memory_pools is not None:
+            raise UsageError(f"memory pools {options.memory_pools}: give the target they belong to (--target)")
+        return None
+    target = load_target(options.target)
+    if options.memory_pools is not None:
+        target = target.with_regions(load_memory_pools(Path(options.memory_pools)), options.memory_pools)
+    return target
+
+
+def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOptions(), *,
+           target: Target | None = None, input_shapes: InputShapes | None = None,
+           keep_model_tensors: bool = False) -> Deployment:
+    """Build the deployment of ``model`` (module docstring): a model file, or a graph already
+    loaded (it is copied, never changed). ``target`` overrides ``options.target``."""
+    target = target if target is not None else resolve_target(options)
+    if isinstance(model, Graph):
+        loaded, source = model.copy(), Path(str(model.metadata.get("path", model.name)))
+    else:
+        loaded, source = load_graph(model, input_shapes=input_shapes), Path(model)
+    deployed = deployable_graph(loaded, keep_model_tensors=keep_model_tensors)
+    # 2b. memory transformations (plan/memory_transform.py): spatial tiling, then graph split,
+    #     rewrites of the deployed graph decided once, before anything is mapped or planned
+    transform = transform_for_memory(deployed, options, target)
+    kind = precision(deployed)
+    mapping = map_graph(deployed, target, options.force_cpu) if target is not None else None
+    kernels = choose_kernels(deployed, target, options.kernels)
+    plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform)
+    warnings = []
+    if not ledger.fits and options.kernels == "auto" and set(kernels.counts()) != {"reference"}:
+        # 5b. the fast variants' scratch and their stricter overlap rules cost arena bytes: when
+        #     they are what breaks the fit, the portable kernels run instead (a deployment that
+        #     fits beats a faster one that does not), and the record says so
+        reference = choose_kernels(deployed, target, "reference")
+        fallback = _plan_and_place(deployed, reference, target, options, transform)
+        if fallback[2].fits:
+            kernels, (plan, _placement, ledger) = reference, fallback
+            warnings.append("the optimised kernel variants need more arena than fits; the reference "
+                            f"kernels run instead (arena {plan.arena_bytes} bytes)")
+    return Deployment(source, deployed, kind, target, options, mapping, kernels, plan, ledger,
+                      warnings=warnings, memory_transform=transform)
+
+
+def _plan_and_place(deployed: Graph, kernels, target, options: DeploymentOptions, transform):
+    """Steps 5-7: plan, place, ledger."""
+    plan = plan_memory(deployed, kernels=kernels, alignment=options.alignment,
+                       io_in_arena=options.io_in_arena, reuse=options.reuse,
+                       overlap=options.overlap, concat_in_place=None if options.concat_in_place else False,
+                       schedule=options.schedule, time_limit=options.time_limit, external=transform.external)
+    fixed = fixed_items(deployed, plan, options)
+    placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan)
+                 if target is not None else no_target_placement(deployed, plan.arena_bytes, fixed, plan.external_bytes))
+    plan = plan.with_placement(placement)
+    return plan, placement, build_ledger(deployed, plan, placement, target, options)

@@ -5,11 +5,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
-from ..driver import import_and_clean
+from ..driver import load_graph
 from ..importers import parse_input_shape
 from ..report.analysis import analyze_graph
 from ..report.render import print_report, to_csv, to_json
+from ..runs.capture import note_analysis
+from ..safe_io import check_output_path, write_text
 from .registry import command
 
 
@@ -24,14 +25,11 @@ def input_shapes_from(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return dict(parse_input_shape(text) for text in args.input_shape)
 
 
-def _write(text: str, destination: str) -> None:
+def _write(text: str, destination: str, option: str) -> None:
     if destination == "-":
         sys.stdout.write(text)
         return
-    path = Path(destination)
-    if not path.parent.exists():
-        raise UsageError(f"cannot write {path}: folder {path.parent} does not exist")
-    path.write_text(text)
+    write_text(destination, text, option)
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,13 +44,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 @command("analyze", "Summarise a model: I/O, MACC, parameters, weights, activations, per-layer table",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    graph = import_and_clean(args.model, input_shapes=input_shapes_from(args),
+    for option, destination in (("--json", args.json), ("--csv", args.csv)):
+        if destination and destination != "-":
+            check_output_path(destination, option, inputs=[args.model])
+    graph = load_graph(args.model, input_shapes=input_shapes_from(args),
                              pipeline="cleanup" if args.optimize else "none")
     analysis = analyze_graph(graph)
+    note_analysis(analysis)
     if args.json:
-        _write(to_json(analysis), args.json)
+        _write(to_json(analysis), args.json, "--json")
     if args.csv:
-        _write(to_csv(analysis), args.csv)
+        _write(to_csv(analysis), args.csv, "--csv")
     if not (args.json == "-" or args.csv == "-"):
         print_report(analysis)
     return 0

@@ -3,7 +3,8 @@
 Options: ``--test-vectors DATA`` (``.npz`` / ``.npy`` samples; float data for an integer
 input is quantized with the input's scale and zero point, ``q = clamp(round_half_even(x /
 scale) + zero_point)``; the expected outputs come from the integer reference executor),
-``--trustzone`` (secure entry + non-secure header), ``--force`` (write into a folder holding
+``--trustzone`` (secure entry, secure and non-secure images for ``make BOARD=mps3-an547
+TRUSTZONE=1``: :mod:`mcudeploy.codegen.trustzone`), ``--force`` (write into a folder holding
 other files; they are kept), ``--size-report`` (Flash / RAM per module, built for
 ``--core``; needs arm-none-eabi-gcc). Exit codes: see :mod:`mcudeploy.errors`.
 """
@@ -14,16 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codegen import ProjectOptions, TestVectors, generate_files, plan_for_codegen, write_project
-from ..errors import UsageError
-from ..driver import load_for_deployment
+from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
+from ..codegen.output_dir import check_output_folder
+from ..driver import deploy
+from ..estimate.render import latency_lines
 from ..reference.float_kernels.quant import quantize
-from ..reference.int_executor import prepare_graph, run_int
+from ..reference.int_executor import run_int
 from ..report.console import make_console
-from ..targets import load_target
-from ..validate.data import _read_file, check_arrays   # _read_file: the .npz/.npy key matching
-from ..validate.engines import precision
+from ..runs.capture import note_deployment, note_generation
+from ..validate.data import _read_file, check_arrays  # _read_file: the .npz/.npy key matching
 from .cmd_analyze import add_model_arguments, input_shapes_from
+from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
 
 CORES = ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55")
@@ -31,29 +33,20 @@ CORES = ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55")
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("--target", metavar="T", help="built-in target name or a .toml file "
-                        "(memory regions of the weights and the arena); default: one generic arena")
+    add_deployment_arguments(parser)
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="DIR", help="output folder")
     parser.add_argument("--test-vectors", type=Path, metavar="DATA",
                         help="samples (.npz keyed by input name, or .npy) exported with the reference "
                              "outputs as C arrays; main.c checks them")
     parser.add_argument("--trustzone", action="store_true",
-                        help="add a TrustZone secure entry (secure/network_secure.c) and network_ns.h")
+                        help="add the TrustZone secure entry (secure/network_secure.c), network_ns.h and the secure / "
+                             "non-secure images of mps3-an547 (make BOARD=mps3-an547 TRUSTZONE=1)")
     parser.add_argument("--force", action="store_true",
                         help="write into a folder that holds files mcudeploy did not write (they are kept)")
     parser.add_argument("--size-report", action="store_true",
                         help="build for --core with arm-none-eabi-gcc -Os and report Flash / RAM per module")
     parser.add_argument("--core", choices=CORES, help="core of --size-report (default: the target's, "
                         "else cortex-m4)")
-
-
-def _integer_graph(args: argparse.Namespace):
-    graph = load_for_deployment(args.model, input_shapes=input_shapes_from(args))
-    kind = precision(graph)
-    if kind != "integer":
-        raise UsageError(f"{args.model}: a {kind} model; C code is generated for full-integer models "
-                         "only; quantize it with mcudeploy quantize first")
-    return graph
 
 
 def load_test_vectors(path: Path, graph) -> TestVectors:
@@ -92,16 +85,21 @@ def _print_sizes(project: Path, core: str) -> None:
 @command("generate", "Generate the C code of a full-integer model (network.c/.h, data, runtime, build files)",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    target = load_target(args.target) if args.target else None
-    graph = _integer_graph(args)
+    check_output_folder(args.output, force=args.force)
+    deployment = deploy(args.model, deployment_options(args), input_shapes=input_shapes_from(args))
+    note_deployment(deployment)
+    graph, plan = deployment.graph, deployment.plan
     vectors = load_test_vectors(args.test_vectors, graph) if args.test_vectors else None
-    plan = plan_for_codegen(graph, target)
-    options = ProjectOptions(model=args.model.name, target=target, test_vectors=vectors, trustzone=args.trustzone)
-    files = generate_files(graph, plan, prepare_graph(graph), options)
+    files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone))
     written = write_project(files, args.output, force=args.force)
-    make_console().print(f"{args.output}: {len(written)} files; {len(plan.order)} layers, arena "
-                         f"{plan.arena_bytes} bytes" + (f", {len(vectors.inputs[graph.inputs[0].name])} "
-                                                        "test vector(s)" if vectors else ""))
+    note_generation(written)
+    console = make_console()
+    console.print(f"{args.output}: {len(written)} files; {len(plan.order)} layers, arena "
+                  f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
+                  + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
+    console.print(deployment.ledger.verdict())
+    for line in latency_lines(deployment):
+        console.print(line, markup=False)
     if args.size_report:
-        _print_sizes(args.output, _core(args, target))
+        _print_sizes(args.output, _core(args, deployment.target))
     return 0

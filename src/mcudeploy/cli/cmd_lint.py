@@ -6,39 +6,21 @@ an unreadable model or target exits with its error's code (2-7, see ``mcudeploy.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-from ..importers import load_model
-from ..lint import RULES, lint_graph
-from ..lint.render import print_report, to_json
-from ..targets import load_memory_pools, load_target
+from ..driver import deploy, load_graph
+from ..lint import RULES, lint_deployment
+from ..report.lint_render import print_report, to_json
+from ..runs.capture import note_lint
 from .cmd_analyze import add_model_arguments, input_shapes_from
+from .deployment_args import add_deployment_arguments, deployment_options
+from .output import add_json_argument, check_outputs, emit, to_stdout
 from .registry import command
-
-
-def add_target_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--target``, ``--memory-pools`` and ``--cpu``, shared by commands that map a model."""
-    parser.add_argument("--target", required=True, metavar="NAME|FILE.toml",
-                        help="built-in target name (see 'mcudeploy targets') or a target file")
-    parser.add_argument("--memory-pools", type=Path, metavar="FILE",
-                        help="replace the target's memory regions by an ST .mpool / memory-pool "
-                             "JSON file")
-    parser.add_argument("--cpu", action="append", default=[], metavar="NODE",
-                        help="force node NODE onto the CPU; repeatable")
-
-
-def target_from(args: argparse.Namespace):
-    target = load_target(args.target)
-    if args.memory_pools is not None:
-        target = target.with_regions(load_memory_pools(args.memory_pools), str(args.memory_pools))
-    return target
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    add_target_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_deployment_arguments(parser, target_required=True)
+    add_json_argument(parser, "the findings and offload rates")
     parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), default="error",
                         help="exit with 1 when a finding is at least this severe (default: error)")
     parser.add_argument("--rule", action="append", metavar="NAME", choices=sorted(RULES),
@@ -48,11 +30,13 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 @command("lint", "Find what will hurt a model on a target (NPU fallbacks, alignment, memory, ...)",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    target = target_from(args)
-    graph = load_model(args.model, input_shapes=input_shapes_from(args))
-    report = lint_graph(graph, target, force_cpu=args.cpu, rules=args.rule)
-    if args.json:
-        sys.stdout.write(to_json(report))
-    else:
+    check_outputs({"--json": args.json}, [args.model, args.config])
+    source = load_graph(args.model, input_shapes=input_shapes_from(args))
+    deployment = deploy(source, deployment_options(args))
+    report = lint_deployment(deployment, source, rules=args.rule)
+    note_lint(report)
+    if args.json is not None:
+        emit(to_json(report), args.json, "--json")
+    if not to_stdout(args.json):
         print_report(report)
     return 1 if report.fails(args.fail_on) else 0

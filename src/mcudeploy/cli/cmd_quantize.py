@@ -1,6 +1,7 @@
-"""``mcudeploy quantize MODEL --calib DATA -o OUT.onnx``: post-training int8 quantization.
+"""``mcudeploy quantize MODEL --calib DATA -o OUT.onnx|OUT.tflite``: post-training int8 quantization.
 
-Writes the quantized model as an ONNX QDQ file, prints the quantization report (worst
+Writes the quantized model as an ONNX QDQ file (or, ``-o X.tflite``, a full-integer TFLite
+flatbuffer: :mod:`mcudeploy.exporters.tflite_writer`), prints the quantization report (worst
 layers by SQNR, most clipped tensors) and, with ``--report``, writes it as JSON. Models that
 are already quantized (int8 / int16 TFLite, ONNX QDQ), hybrid models and float16-weight
 models are refused with a message saying what they are.
@@ -9,16 +10,22 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 from pathlib import Path
 
 from ..errors import UsageError
-from ..exporters import export_onnx_qdq
+from ..exporters.onnx_qdq import export_onnx_qdq
+from ..exporters.tflite_writer import export_tflite
 from ..importers import load_model
 from ..quantize.apply import WEIGHT_GRANULARITIES
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
 from ..quantize.quantizer import QuantizationConfig, quantize_model
-from ..quantize.report import print_report, to_json
+from ..quantize.report import to_json
+from ..report.console import printable
+from ..report.quantize_render import print_report
+from ..runs.capture import note_quantization
+from ..safe_io import check_output_path, write_text
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .registry import command
 
@@ -37,8 +44,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calib", required=True, type=Path, metavar="DATA",
                         help="calibration data: .npy (one input), .npz keyed by input name, or a "
                              "folder of images (100-500 samples recommended)")
-    parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUT.onnx",
-                        help="where to write the quantized ONNX QDQ model")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="OUT.onnx|OUT.tflite",
+                        help="where to write the quantized model: ONNX QDQ (.onnx) or a full-integer "
+                             "TFLite flatbuffer (.tflite, runs in TFLite Micro; float inputs are quantized "
+                             "with TFLite's rounding)")
     parser.add_argument("--observer", choices=tuple(RANGE_METHODS), default="minmax",
                         help="how activation ranges are chosen (default: minmax)")
     parser.add_argument("--weights", choices=WEIGHT_GRANULARITIES, default="per-channel",
@@ -78,13 +87,30 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    if args.output.suffix.lower() != ".onnx":
-        raise UsageError(f"-o {args.output}: the quantized model is written as ONNX QDQ; give a "
-                         ".onnx file name")
+    if args.output.suffix.lower() not in (".onnx", ".tflite"):
+        raise UsageError(f"-o {args.output}: the quantized model is written as ONNX QDQ (.onnx) or as "
+                         "a full-integer TFLite file (.tflite); give one of those file names")
     if not 0.0 < args.target_cosine <= 1.0:
         raise UsageError(f"--target-cosine {args.target_cosine}: give a value in (0, 1]")
     if (args.target_sqnr is not None or args.target_cosine != 0.99) and not args.auto_mixed:
         log.warning("--target-cosine / --target-sqnr only apply with --auto-mixed")
+    for option, numbers in (("--image-scale", (args.image_scale,)), ("--mean", args.mean),
+                            ("--std", args.std), ("--target-sqnr", (args.target_sqnr or 0.0,))):
+        if not all(math.isfinite(number) for number in numbers):
+            raise UsageError(f"{option} {','.join(map(str, numbers))}: give finite numbers")
+    if any(number == 0 for number in args.std):
+        raise UsageError(f"--std {','.join(map(str, args.std))}: a standard deviation of 0 "
+                         "divides by zero; give non-zero values")
+    inputs = [args.model, args.calib]
+    check_output_path(args.output, "-o", inputs=inputs)
+    if args.report is not None:
+        check_output_path(args.report, "--report", inputs=inputs)
+        if args.report.resolve() == args.output.resolve():
+            raise UsageError(f"--report {args.report}: is also the -o file; give two names")
+
+
+def _writes_tflite(args: argparse.Namespace) -> bool:
+    return args.output.suffix.lower() == ".tflite"
 
 
 @command("quantize", "Post-training int8 quantization with calibration data -> ONNX QDQ model",
@@ -97,19 +123,21 @@ def run(args: argparse.Namespace) -> int:
                                 int8_io=args.int8_io, activations=args.activations,
                                 auto_mixed=args.auto_mixed,
                                 target_cosine=args.target_cosine, target_sqnr=args.target_sqnr,
-                                fallback=args.fallback)
+                                fallback=args.fallback, tflite_rounding=_writes_tflite(args))
     preprocessing = ImagePreprocessing(args.image_scale, args.mean, args.std,
                                        "BGR" if args.bgr else "RGB", args.layout)
     outcome = quantize_model(graph, args.calib, config, preprocessing=preprocessing)
-    export_onnx_qdq(outcome.graph, args.output)
+    note_quantization(outcome.report)
+    if _writes_tflite(args):
+        export_tflite(outcome.graph, args.output)
+    else:
+        export_onnx_qdq(outcome.graph, args.output)
     print_report(outcome.report)
     if outcome.mixed is not None:
-        print(f"auto-mixed: {len(outcome.mixed.nodes)} layer(s) in {outcome.mixed.fallback}"
+        print(printable(f"auto-mixed: {len(outcome.mixed.nodes)} layer(s) in {outcome.mixed.fallback}"
               f"{': ' + ', '.join(outcome.mixed.nodes) if outcome.mixed.nodes else ''}; target "
-              f"{'met' if outcome.mixed.met else 'NOT met'}")
+              f"{'met' if outcome.mixed.met else 'NOT met'}"))
     if args.report is not None:
-        if not args.report.parent.exists():
-            raise UsageError(f"--report {args.report}: folder {args.report.parent} does not exist")
-        args.report.write_text(to_json(outcome.report))
+        write_text(args.report, to_json(outcome.report), "--report")
     print(f"wrote {args.output}")
     return 0

@@ -10,17 +10,28 @@ quantized model, ``float`` otherwise).
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
 
+from ..data_files import npz_bytes
+from ..driver import deploy, load_graph
 from ..errors import UsageError
-from ..importers import load_model
 from ..report.console import make_console
+from ..safe_io import check_output_path, write_bytes, write_text
 from ..validate.data import load_samples
 from ..validate.engines import ENGINES, default_engine, get_engine
+from ..validate.generated_code import run_generated
 from .cmd_analyze import add_model_arguments, input_shapes_from
+from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
+
+# the generated C code of the model's deployment (see mcudeploy.validate.generated_code)
+GENERATED = {"c-host": "host", "qemu-m4": "qemu-m4", "qemu-m55": "qemu-m55"}
+GENERATED_HELP = {"c-host": "generated C code built with the host compiler",
+                  "qemu-m4": "generated C code on an emulated Cortex-M4 (QEMU mps2-an386)",
+                  "qemu-m55": "generated C code on an emulated Cortex-M55 (QEMU mps3-an547)"}
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,25 +43,58 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write the outputs (.npz keyed by output name)")
     parser.add_argument("--engine", metavar="NAME",
                         help="execution engine: " + ", ".join(
-                            f"{name} ({ENGINES[name].description})" for name in sorted(ENGINES))
+                            [f"{name} ({ENGINES[name].description})" for name in sorted(ENGINES)]
+                            + [f"{name} ({text})" for name, text in GENERATED_HELP.items()])
                         + "; default: int for a quantized model, float otherwise")
+    parser.add_argument("--per-layer", action="store_true",
+                        help="with qemu-m4 / qemu-m55: also count instructions per layer")
+    add_deployment_arguments(parser)
 
 
 @command("run", "Run a model on given inputs with a reference engine and save its outputs",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    if not args.output.parent.exists():
-        raise UsageError(f"-o {args.output}: folder {args.output.parent} does not exist")
-    graph = load_model(args.model, input_shapes=input_shapes_from(args))
-    chosen = get_engine(args.engine or default_engine(graph))
-    samples = load_samples(args.inputs, graph)
-    results = chosen.run(graph, samples.arrays)
+    sidecar = args.output.with_suffix(".json")
+    check_output_path(args.output, "-o", inputs=[args.model, args.inputs])
+    check_output_path(sidecar, "-o (its .json sidecar)", inputs=[args.model, args.inputs])
+    graph = load_graph(args.model, input_shapes=input_shapes_from(args))
+    name = args.engine or default_engine(graph)
+    if name not in GENERATED and name not in ENGINES:
+        raise UsageError(f"--engine {name!r}: unknown engine; choose one of "
+                         f"{', '.join(sorted([*ENGINES, *GENERATED]))}")
+    if args.per_layer and name not in ("qemu-m4", "qemu-m55"):
+        raise UsageError("--per-layer counts instructions of the generated code under QEMU: "
+                         "use it with --engine qemu-m4 or qemu-m55")
+    if name in GENERATED:
+        results, figures = _run_generated_code(args, graph, name)
+    else:
+        samples = load_samples(args.inputs, graph)
+        results, figures = get_engine(name).run(graph, samples.arrays), {"samples": samples.count}
+        figures["batched"] = samples.batched
     outputs = {value.name: np.asarray(results[value.name]) for value in graph.outputs}
-    if not samples.batched:
-        outputs = {name: array[0] for name, array in outputs.items()}
-    with open(args.output, "wb") as handle:
-        np.savez(handle, **outputs)
-    make_console().print(f"{args.output}: {len(outputs)} output(s) from {samples.count} sample(s), engine "
-          f"{chosen.name}: " + ", ".join(f"{name} {array.dtype}{list(array.shape)}"
-                                        for name, array in outputs.items()))
+    if not figures.pop("batched"):
+        outputs = {key: array[0] for key, array in outputs.items()}
+    write_bytes(args.output, npz_bytes(outputs), "-o")
+    write_text(sidecar, json.dumps({"engine": name, "model": str(args.model), "inputs": str(args.inputs),
+                                    "outputs": {k: [str(a.dtype), list(a.shape)] for k, a in outputs.items()},
+                                    **figures}, indent=1) + "\n", "-o (its .json sidecar)")
+    console = make_console()
+    console.print(f"{args.output}: {len(outputs)} output(s) from {figures['samples']} sample(s), engine "
+                  f"{name}: " + ", ".join(f"{key} {array.dtype}{list(array.shape)}" for key, array in outputs.items()))
+    if figures.get("instructions"):
+        console.print(f"instructions per inference: {figures['instructions']}")
     return 0
+
+
+def _run_generated_code(args: argparse.Namespace, graph, name: str):
+    """Outputs and figures (instructions per inference, per layer) of the deployment's C code."""
+    source_outputs = [value.name for value in graph.outputs]
+    deployment = deploy(graph, deployment_options(args))
+    samples = load_samples(args.inputs, deployment.graph)
+    result = run_generated(deployment, samples.arrays, GENERATED[name], profile=args.per_layer)
+    figures = {"samples": samples.count, "batched": samples.batched, "instructions": result.instructions}
+    if result.layer_instructions:
+        layer_names = [n for n in deployment.plan.order if n not in deployment.plan.elided_nodes]
+        figures["layer_instructions"] = [dict(zip(layer_names, counts)) for counts in result.layer_instructions]
+    deployed_outputs = [value.name for value in deployment.graph.outputs]   # same outputs, by position
+    return {source: result.outputs[deployed] for source, deployed in zip(source_outputs, deployed_outputs)}, figures

@@ -7,12 +7,13 @@ import json
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from ..report.console import make_console
 from ..report.render import human_bytes
 from ..targets import Target, builtin_names, load_target
 from .registry import command
-from ..report.console import make_console
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +42,7 @@ def _list(console: Console) -> None:
 
 def _show(target: Target, console: Console) -> None:
     core = target.core
-    console.print(f"[bold]{target.name}[/bold]: {target.description}")
+    console.print(f"[bold]{escape(target.name)}[/bold]: {escape(target.description)}", markup=True)
     console.print(f"source: {target.source}; references: {'; '.join(target.references) or '-'}")
     console.print(f"core: {core.name} {core.clock_hz / 1e6:g} MHz, FPU {core.fpu}, "
                   f"DSP {'yes' if core.dsp else 'no'}, MVE {core.mve}; layout {target.layout}")

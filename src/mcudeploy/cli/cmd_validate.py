@@ -1,5 +1,13 @@
-"""``mcudeploy validate FLOAT_MODEL --quantized Q_MODEL``: compare a quantized model with its
-float original on the same inputs (in the spirit of ``stedgeai validate``).
+"""``mcudeploy validate FLOAT_MODEL --quantized Q_MODEL [--on host|qemu-m4|qemu-m55]``:
+compare a quantized model with its float original on the same inputs (in the spirit of
+``stedgeai validate``), and with ``--on`` also the quantized model's generated C code with
+the integer reference, bit for bit.
+
+``mcudeploy validate Q_MODEL --on ...`` (no ``--quantized``): a quantized model alone (a
+full-integer TFLite file, an ONNX QDQ file): only the generated code is checked, on
+``--data`` (float data quantized with the input's parameters, or integer data) or uniform
+random integers. The code is the deployment's (:func:`mcudeploy.driver.deploy` with the
+deployment options given here): exactly what ``generate`` writes with the same options.
 
 Exit codes: 0 when every check passes, 9 (:class:`~mcudeploy.errors.ValidationFailed`)
 when one fails; bad models, options or data exit with their error's code before anything
@@ -8,21 +16,28 @@ runs (see :mod:`mcudeploy.errors`).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from ..driver import deploy, load_graph
 from ..errors import UsageError, ValidationFailed
-from ..importers import load_model
-from ..validate.compare import check_models, default_range, integer_form, validate_models
-from ..validate.data import Samples, load_labels, load_samples, parse_range, random_samples
+from ..ir import precision
+from ..report.console import make_console
+from ..report.validation_render import print_report
+from ..runs.capture import note_validation
+from ..safe_io import check_output_path, write_text
+from ..validate.compare import check_models, default_range, integer_form, quantized_feeds, validate_models
+from ..validate.data import Samples, _read_file, load_labels, load_samples, parse_range, random_samples
+from ..validate.generated_code import TARGETS, check_generated_code, integer_samples, random_integer_feeds
 from ..validate.metrics import class_count
 from ..validate.plot import write_scatter
-from ..validate.report import print_report, to_json
+from ..validate.report import to_json
 from ..validate.thresholds import Thresholds
-from ..report.console import make_console
 from .cmd_analyze import add_model_arguments, input_shapes_from
+from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
 
 DEFAULT_SAMPLES = 50
@@ -30,8 +45,9 @@ DEFAULT_SAMPLES = 50
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("--quantized", required=True, type=Path, metavar="Q_MODEL",
-                        help="the quantized model: full-integer TFLite, or ONNX QDQ")
+    parser.add_argument("--quantized", type=Path, metavar="Q_MODEL",
+                        help="the quantized model: full-integer TFLite, or ONNX QDQ (without it, MODEL "
+                             "is a quantized model whose generated code --on checks)")
     parser.add_argument("--data", type=Path, metavar="X.npz|X.npy",
                         help="validation inputs (float, keyed by the float model's input names); "
                              "default: random")
@@ -46,9 +62,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare every layer and name the first where the error jumps")
     parser.add_argument("--plot", type=Path, metavar="OUT.png", help="scatter plot of the outputs")
     parser.add_argument("--json", metavar="OUT.json", help="write the report as JSON ('-' = stdout)")
-    parser.add_argument("--on", choices=("host", "qemu-m4", "qemu-m55"),
+    parser.add_argument("--on", choices=TARGETS,
                         help="also generate the C code, run it on the host or a QEMU Cortex-M board and "
                              "check it bit-exactly against the integer reference (full-integer models)")
+    parser.add_argument("--per-layer-instructions", action="store_true",
+                        help="with --on qemu-*: also count instructions per layer")
+    add_deployment_arguments(parser)
     defaults = Thresholds()
     for name, help_text in (("cosine-min", "minimum cosine similarity"),
                             ("top1-min", "minimum top-1 agreement (fraction)"),
@@ -85,44 +104,81 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
                       top5_min=args.top5_min, accuracy_drop_max=args.accuracy_drop_max)
 
 
-def _check_generated_code(on: str, float_graph, quantized_graph, samples: Samples) -> None:
+def _check_generated_code(args: argparse.Namespace, deployment, feeds: dict) -> None:
     """``--on``: the generated code must match the integer reference bit for bit."""
-    from ..validate.c_runner import check_generated_code
-    from ..validate.compare import quantized_feeds
-    from ..validate.engines import precision
-
-    if precision(quantized_graph) != "integer":
-        raise UsageError(f"--on {on}: C code is generated for full-integer models; this quantized "
-                         "model keeps float nodes")
-    check = check_generated_code(quantized_graph, quantized_feeds(float_graph, quantized_graph, samples), on)
-    make_console().print(check.describe())
+    check = check_generated_code(deployment, feeds, args.on, profile=args.per_layer_instructions)
+    console = make_console()
+    console.print(check.describe())
+    if check.layer_instructions:
+        names = [n for n in deployment.plan.order if n not in deployment.plan.elided_nodes]
+        for name, count in zip(names, check.layer_instructions[0]):
+            console.print(f"  {name}: {count} instructions")
     if not check.bit_exact:
         raise ValidationFailed(check.describe())
+
+
+def _deployment_for_code(args: argparse.Namespace, quantized_path: Path, graph=None):
+    deployment = deploy(graph if graph is not None else quantized_path, deployment_options(args))
+    if deployment.precision != "integer":
+        raise UsageError(f"--on {args.on}: {quantized_path} is a {deployment.precision} model; C code is "
+                         "generated for full-integer models (quantize it fully with mcudeploy quantize)")
+    return deployment
+
+
+def _validate_code_only(args: argparse.Namespace) -> int:
+    """``validate Q_MODEL --on ...``: the generated code of a quantized model alone."""
+    if args.on is None:
+        raise UsageError(f"{args.model}: give the quantized model with --quantized Q_MODEL (to compare it "
+                         "with this float model), or --on host|qemu-m4|qemu-m55 to check the generated "
+                         "code of this quantized model")
+    source = load_graph(args.model, input_shapes=input_shapes_from(args))
+    if precision(source) == "float":
+        raise UsageError(f"{args.model} is a float model: give --quantized Q_MODEL, the quantized model "
+                         "whose code --on checks")
+    deployment = _deployment_for_code(args, args.model, source)
+    graph = deployment.graph
+    if args.data is not None:
+        samples = integer_samples(graph, _read_file(args.data, graph), str(args.data))
+        feeds = samples.head(args.samples).arrays if args.samples else samples.arrays
+    else:
+        feeds = random_integer_feeds(graph, args.samples or DEFAULT_SAMPLES // 5, args.seed)
+    _check_generated_code(args, deployment, feeds)
+    return 0
 
 
 @command("validate", "Compare a quantized model with its float original: metrics, PASS / FAIL",
          _arguments)
 def run(args: argparse.Namespace) -> int:
-    for path in (args.plot, Path(args.json) if args.json and args.json != "-" else None):
-        if path is not None and not path.parent.exists():
-            raise UsageError(f"cannot write {path}: folder {path.parent} does not exist")
-    float_graph = load_model(args.model, input_shapes=input_shapes_from(args))
-    quantized_graph = integer_form(load_model(args.quantized))
+    inputs = [args.model, args.quantized, args.data, args.labels]
+    for option, path in (("--plot", args.plot), ("--json", args.json if args.json != "-" else None)):
+        if path is not None:
+            check_output_path(path, option, inputs=inputs)
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: give a non-negative integer")
+    for name in ("cosine_min", "top1_min", "top5_min", "accuracy_drop_max"):
+        if not math.isfinite(getattr(args, name)):
+            raise UsageError(f"--{name.replace('_', '-')} {getattr(args, name)}: give a finite number")
+    if args.quantized is None:
+        return _validate_code_only(args)
+    float_graph = load_graph(args.model, input_shapes=input_shapes_from(args))
+    quantized_graph = integer_form(load_graph(args.quantized))
     check_models(float_graph, quantized_graph)
     samples, labels = _samples(args, float_graph, quantized_graph)
     result = validate_models(float_graph, quantized_graph, samples, labels=labels,
                              thresholds=_thresholds(args), per_layer=args.per_layer)
+    note_validation(result)
     if args.json == "-":
         sys.stdout.write(to_json(result))
     else:
         print_report(result)
         if args.json:
-            Path(args.json).write_text(to_json(result))
+            write_text(args.json, to_json(result), "--json")
     if args.plot:
         write_scatter(args.plot, result.float_outputs, result.quantized_outputs,
                       {m.output: m.cosine for m in result.metrics})
     if args.on:
-        _check_generated_code(args.on, float_graph, quantized_graph, samples)
+        deployment = _deployment_for_code(args, args.quantized)
+        _check_generated_code(args, deployment, quantized_feeds(float_graph, deployment.graph, samples))
     if not result.passed:
         raise ValidationFailed("validation FAILED: " + "; ".join(
             f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"

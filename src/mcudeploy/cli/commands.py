@@ -1,9 +1,29 @@
-"""Imports every subcommand module so that each registers itself."""
-from . import cmd_analyze  # noqa: F401
-from . import cmd_lint  # noqa: F401
-from . import cmd_targets  # noqa: F401
-from . import cmd_plan  # noqa: F401
-from . import cmd_quantize  # noqa: F401
-from . import cmd_run  # noqa: F401
-from . import cmd_validate  # noqa: F401
-from . import cmd_generate  # noqa: F401
+"""The subcommands: name -> (module in :mod:`mcudeploy.cli`, one-line help).
+
+The top-level parser lists these without importing them; a command's module (and the
+pipeline stages it uses) is imported only when that command runs or shows its ``--help``,
+so ``mcudeploy --help`` and each command start fast. A module registers its arguments and
+run function with :func:`~.registry.command` under the same name.
+"""
+COMMANDS = {
+    "analyze": ("cmd_analyze", "Summarise a model: I/O, MACC, parameters, weights, activations, per-layer table"),
+    "deploy": ("cmd_deploy", "Run the staged deployment of a project file (analyze, lint, feasibility, quantize, "
+                             "validate, search, generate, verify, report), one recorded run per stage"),
+    "doctor": ("cmd_doctor", "Explain a failure (cause, fix, the check) from a log file, a recorded run or an "
+                             "error text"),
+    "estimate": ("cmd_estimate", "Estimate latency, memory traffic and bandwidth per layer on a target, or "
+                                 "calibrate the estimator to measured latencies"),
+    "generate": ("cmd_generate", "Generate the C code of a full-integer model (network.c/.h, data, runtime, "
+                                 "build files)"),
+    "init": ("cmd_init", "Write a commented project file (mcudeploy.toml) for 'mcudeploy deploy'"),
+    "lint": ("cmd_lint", "Find what will hurt a model on a target (NPU fallbacks, alignment, memory, ...)"),
+    "plan": ("cmd_plan", "Plan static memory of a model on a target (ledger, arena, regions), or solve "
+                         "one allocation problem"),
+    "quantize": ("cmd_quantize", "Post-training int8 / 16x8 quantization with calibration data"),
+    "report": ("cmd_report", "Write the self-contained HTML report of a recorded run"),
+    "run": ("cmd_run", "Run a model on given inputs with a reference engine or the generated C code"),
+    "runs": ("cmd_runs", "List, show, compare and export the recorded runs"),
+    "targets": ("cmd_targets", "List the built-in hardware targets, or show one target's core, NPU and memory"),
+    "validate": ("cmd_validate", "Compare a quantized model with its float original (PASS / FAIL), and its "
+                                 "generated C code with the integer reference"),
+}

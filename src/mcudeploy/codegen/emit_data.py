@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import UnsupportedError
 from ..ir import Graph
 from ..targets import TargetError
@@ -66,23 +68,31 @@ def constant_arrays(graph: Graph, plan, symbols: IdentifierTable) -> list[ConstA
     return arrays
 
 
-def _entries(arrays: list[ConstArray], target) -> list[dict]:
-    entries = []
+def _entries(arrays: list[ConstArray], target) -> tuple[list[dict], list[dict]]:
+    """(arrays to define, same-bytes duplicates): an array equal to an earlier one in the same
+    region (the per-tile copies of a tiled layer's requantization or kernel-layout arrays) is
+    the earlier one under a second name (``#define`` in network_data.h), not a second copy."""
+    entries, duplicates, first = [], [], {}
     for array in arrays:
-        values = array.values.reshape(-1)
+        values = np.ascontiguousarray(array.values.reshape(-1))
+        key = (array.region, values.dtype.str, values.tobytes())
+        if key in first:
+            duplicates.append({"symbol": array.symbol, "same_as": first[key]})
+            continue
+        first[key] = array.symbol
         entries.append({"symbol": array.symbol, "ctype": c_type(values.dtype), "count": max(values.size, 1),
                         "body": c_array_body(values), "comment": comment_text(array.comment),
                         "section": section_of(target, array.region).section, "bytes": values.nbytes})
-    return entries
+    return entries, duplicates
 
 
 def render_data(arrays: list[ConstArray], target, model: str, alignment: int = ALIGNMENT,
                 arena_sections: dict[str, str] | None = None) -> dict[str, str]:
     """``{"network_data.h": ..., "network_data.c": ..., "network_sections.ld": ...}``;
     ``arena_sections``: plan region -> section of the arena array placed there."""
-    entries = _entries(arrays, target)
+    entries, duplicates = _entries(arrays, target)
     sections = sorted({section_of(target, a.region) for a in arrays}, key=lambda s: s.section)
-    context = {"entries": entries, "alignment": alignment, "model": comment_text(model),
+    context = {"entries": entries, "duplicates": duplicates, "alignment": alignment, "model": comment_text(model),
                "sections": sections, "total_bytes": sum(e["bytes"] for e in entries),
                "arenas": [{"region": region, "section": section}
                           for region, section in sorted((arena_sections or {}).items())]}

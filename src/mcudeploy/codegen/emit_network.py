@@ -14,18 +14,21 @@ the inputs to their planned offsets, calls one runtime kernel per node in the pl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Graph, Value, get_op
+from . import kernel_ops, kernel_ops_data, kernel_ops_more  # noqa: F401  (register the emitters)
 from .c_literals import c_float, c_type
 from .identifiers import IdentifierTable, clean, comment_text, string_literal
 from .kernel_calls import CallContext, ConstArray, KernelCall, emit_call
-from . import kernel_ops, kernel_ops_data  # noqa: F401  (register the emitters)
 from .templates import render
 
 DTYPE_ENUM = {"int8": "NETWORK_DTYPE_INT8", "int16": "NETWORK_DTYPE_INT16",
-              "int32": "NETWORK_DTYPE_INT32", "float32": "NETWORK_DTYPE_FLOAT32"}
+              "int32": "NETWORK_DTYPE_INT32", "float32": "NETWORK_DTYPE_FLOAT32",
+              "uint8": "NETWORK_DTYPE_UINT8"}
 MAX_RANK = 6
 
 
@@ -53,7 +56,11 @@ class Arena:
         self.sizes = {region: -(-size // alignment) * alignment or alignment
                       for region, size in sorted(extents.items())}
         self.symbols = {region: f"network_arena_{clean(region) or 'default'}" for region in self.sizes}
-        self.sections = {region: f".bss.mcu_arena.{clean(region) or 'default'}" for region in self.sizes}
+        # a graph split's external arena gets its own section family, so that a board's linker
+        # script can send it to external RAM (boards/<board>.ld: .bss.mcu_external*)
+        external = getattr(plan.placement, "external_region", None) if plan.placement is not None else None
+        self.sections = {region: f".bss.mcu_{'external' if region == external else 'arena'}."
+                                 f"{clean(region) or 'default'}" for region in self.sizes}
 
     def address(self, placement) -> str:
         return f"{self.symbols[placement.region]} + {placement.offset}"
@@ -67,8 +74,36 @@ class Arena:
         return f"(({c_type(value.dtype.numpy)} *)({self.address(placement)}))"
 
 
-def _layers(graph: Graph, plan, params: dict, arena: Arena, constants: IdentifierTable,
-            weights_region: dict[str, str]) -> list[Layer]:
+def _with_variant(call: KernelCall, variant, symbol: str) -> KernelCall:
+    """The call of the chosen kernel variant: same arguments, the variant's function name
+    (``mcu_conv2d_s8`` -> ``mcu_conv2d_s8<suffix>``), its extra sources and its scratch
+    check for ``network_init``."""
+    if not variant.function_suffix:
+        return call
+    function, bracket, arguments = call.call.partition("(")
+    scratch_size = variant.scratch_check(symbol) if variant.scratch_check is not None else call.scratch_size
+    return replace(call, call=f"{function}{variant.function_suffix}{bracket}{arguments}",
+                   sources=tuple(sorted(set(call.sources) | set(variant.sources))), scratch_size=scratch_size)
+
+
+def _transfer_call(transfer, arena: Arena) -> KernelCall:
+    """A copy the plan placed between the two arenas: the ``network_copy`` hook (network.h)."""
+    destination = arena.address(arena.plan.tensors[transfer.destination])
+    source = arena.address(arena.plan.tensors[transfer.source])
+    offset = f" + {transfer.source_offset}" if transfer.source_offset else ""
+    return KernelCall(call=f"(network_copy({destination}, {source}{offset}, {transfer.bytes}u), MCU_OK)")
+
+
+def variant_headers(deployment) -> list[str]:
+    """The runtime headers (relative to ``runtime/``) the chosen kernel variants need, sorted."""
+    return sorted({header for node in deployment.graph.nodes
+                   for header in deployment.kernels.variant(node).headers})
+
+
+def _layers(deployment, arena: Arena, constants: IdentifierTable,
+            overrides: dict[str, dict[int, str]]) -> list[Layer]:
+    graph, plan, params = deployment.graph, deployment.plan, deployment.params
+    weights_region = dict(plan.weights)
     nodes = {node.name: node for node in graph.nodes}
     symbols = IdentifierTable("layer", max_length=28)   # "layer3_conv2d_BiasAdd"
     layers = []
@@ -77,10 +112,14 @@ def _layers(graph: Graph, plan, params: dict, arena: Arena, constants: Identifie
         return constants[value.name] if value.const is not None else arena.tensor(value)
 
     elided = set(getattr(plan, "elided_nodes", ()))   # the plan made them no-ops (concat in place)
+    transfers = getattr(plan, "transfers", {})        # the plan's copies across arenas (graph split)
     for name in (name for name in plan.order if name not in elided):
         index = len(layers)
         node = nodes[name]
         symbol = symbols[f"{index} {name}"]
+        if name in transfers:
+            layers.append(Layer(index, name, node.op, symbol, _transfer_call(transfers[name], arena), ""))
+            continue
         weight = next((v for v in node.inputs[1:] if v is not None and v.const is not None), None)
         region = weights_region.get(weight.name) if weight is not None else None
         placement = plan.scratch.get(name)
@@ -89,10 +128,34 @@ def _layers(graph: Graph, plan, params: dict, arena: Arena, constants: Identifie
             scratch = f"&{symbol}_context"
             scratch_declaration = (f"static const mcu_context {symbol}_context = "
                                    f"{{{arena.address(placement)}, {placement.size}}};")
-        context = CallContext(node, params[name], symbol, pointer,
-                              region or next(iter(sorted(set(weights_region.values()))), "FLASH"), scratch)
-        layers.append(Layer(index, name, node.op, symbol, emit_call(context), scratch_declaration))
+        replaced = overrides.get(name, {})
+        by_value = {node.inputs[i].name: symbol for i, symbol in replaced.items()
+                    if i < len(node.inputs) and node.inputs[i] is not None}
+        context = CallContext(node, params[name], symbol,
+                              (lambda value, by_value=by_value: by_value.get(value.name) or pointer(value)),
+                              region or next(iter(sorted(set(weights_region.values()))), "FLASH"), scratch,
+                              overrides=dict(replaced))
+        call = _with_variant(emit_call(context), deployment.kernels.variant(node), symbol)
+        layers.append(Layer(index, name, node.op, symbol, call, scratch_declaration))
     return layers
+
+
+def _edge_note(value: Value) -> str:
+    """How the network converts a graph input / output at its edge, for ``network.h``: a
+    float or uint8 input quantized (or requantized) to the integer type the layers compute
+    in, an output dequantized (or requantized) from it."""
+    def params(other: Value) -> str:
+        quant = other.quant
+        return (f"{other.dtype}, scale {np.float32(quant.scale.reshape(-1)[0])!s}, zero point "
+                f"{int(quant.zero_point.reshape(-1)[0])}" if quant is not None and not quant.per_channel
+                else str(other.dtype))
+    edges = ("QuantizeLinear", "DequantizeLinear")
+    readers = [user for user, _ in value.uses if user.op in edges]
+    if value.producer is None and readers and len(readers) == len(value.uses):
+        return f"; converted by the network to {params(readers[0].outputs[0])}"
+    if value.producer is not None and value.producer.op in edges:
+        return f"; converted by the network from {params(value.producer.inputs[0])}"
+    return ""
 
 
 def _tensor_info(value: Value, arena: Arena) -> dict:
@@ -100,12 +163,18 @@ def _tensor_info(value: Value, arena: Arena) -> dict:
     if len(value.shape) > MAX_RANK:
         raise UnsupportedError(f"graph input / output {value.name!r} has rank {len(value.shape)}; "
                                f"network_tensor_info holds up to {MAX_RANK}")
-    per_tensor = quant is not None and not quant.per_channel
+    if str(value.dtype) not in DTYPE_ENUM:
+        raise UnsupportedError(f"graph input / output {value.name!r} is {value.type_str()}; the "
+                               f"generated API takes {', '.join(DTYPE_ENUM)} tensors")
+    per_tensor = quant is not None and not quant.per_channel and value.dtype.is_integer
+    meaning = ("real = scale * (q - zero_point)" if per_tensor else
+               "real values" if value.dtype.is_float else "raw integers")
     return {"name": string_literal(value.name), "comment": comment_text(value.name),
             "rank": len(value.shape), "shape": list(value.shape) + [0] * (MAX_RANK - len(value.shape)),
             "dtype": DTYPE_ENUM[str(value.dtype)], "ctype": c_type(value.dtype.numpy),
             "scale": c_float(quant.scale.reshape(-1)[0]) if per_tensor else "0.0f",
             "zero_point": int(quant.zero_point.reshape(-1)[0]) if per_tensor else 0,
+            "description": comment_text(f"{value.type_str()}, {meaning}{_edge_note(value)}"),
             "bytes": value.nbytes, "address": arena.address(arena.plan.tensors[value.name])}
 
 
@@ -116,20 +185,34 @@ def _check_io(graph: Graph) -> None:
                                    "C code needs every output computed by a node")
 
 
-def render_network(graph: Graph, plan, params: dict, constants: IdentifierTable, alignment: int,
-                   model: str) -> tuple[dict[str, str], list[ConstArray], list[str], dict[str, str]]:
+def _region_capacity(deployment, region: str) -> int | None:
+    """Bytes the arena may take in ``region`` (the ledger's capacity), None without a target."""
+    placement = deployment.plan.placement
+    return placement.capacity.get(region) if placement is not None else None
+
+
+def render_network(deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None
+                   ) -> tuple[dict[str, str], list[ConstArray], list[str], dict[str, str]]:
     """The text of ``network.h`` / ``network.c``, the requantization arrays the calls need,
-    the runtime source files (sorted) they use and the arena section of every plan region."""
+    the runtime source files (sorted) they use and the arena section of every plan region.
+    ``overrides``: node -> input index -> symbol of the array its kernel variant reads there
+    (:mod:`.variant_constants`)."""
+    graph, plan, alignment = deployment.graph, deployment.plan, deployment.options.alignment
+    model = deployment.name
     _check_io(graph)
     arena = Arena(plan, alignment)
-    layers = _layers(graph, plan, params, arena, constants, dict(plan.weights))
+    layers = _layers(deployment, arena, constants, overrides or {})
     macc = sum(int(get_op(node.op).macc(node)) for node in graph.nodes)
     context = {
         "model": comment_text(model), "alignment": alignment, "macc": macc, "max_rank": MAX_RANK,
         "arenas": [{"region": comment_text(r), "symbol": arena.symbols[r], "bytes": size,
                     "macro": f"NETWORK_ARENA_{clean(r).upper() or 'DEFAULT'}_BYTES",
-                    "section": arena.sections[r]} for r, size in arena.sizes.items()],
+                    "section": arena.sections[r], "capacity": _region_capacity(deployment, r)}
+                   for r, size in arena.sizes.items()],
         "arena_bytes": sum(arena.sizes.values()),
+        "transfers": len(getattr(plan, "transfers", {})),
+        "variant_headers": [header.rsplit("/", 1)[-1] for header in variant_headers(deployment)
+                            if header.startswith("include/")],
         "inputs": [_tensor_info(v, arena) for v in graph.inputs],
         "outputs": [_tensor_info(v, arena) for v in graph.outputs],
         "layers": [{"index": layer.index, "name": string_literal(layer.name), "comment": comment_text(layer.name),

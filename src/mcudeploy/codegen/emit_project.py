@@ -12,7 +12,8 @@ Input: the graph, its memory plan, the prepared parameters, the target and the o
     test_vectors.h/.c      with --test-vectors
     boards/                QEMU start-up code, linker scripts, CMake toolchain file
     Makefile CMakeLists.txt
-    secure/network_secure.c network_ns.h     with --trustzone
+    secure/network_secure.c network_ns.h     with --trustzone (and the TrustZone board files,
+    boards/<board>-secure.ld -ns.ld startup_secure.c, nonsecure/harness_ns.c: see .trustzone)
 """
 from __future__ import annotations
 
@@ -23,14 +24,16 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
-from ..ir import Graph
+from ..ir import Graph, float_nodes
 from .boards import BOARDS, CORE_FLAGS
 from .c_literals import c_array_body
-from .emit_data import ALIGNMENT, constant_arrays, render_data
-from .emit_network import render_network
+from .emit_data import constant_arrays, render_data
+from .emit_network import render_network, variant_headers
 from .identifiers import IdentifierTable, comment_text
 from .templates import render
-from .trustzone import render_trustzone
+from .trustzone import AN547_LAYOUT, render_trustzone
+from .variant_constants import variant_constants
+
 
 def _runtime_folder() -> Path:
     """The C runtime's sources: ``runtime/`` of the source checkout, else the copy a wheel
@@ -56,15 +59,14 @@ class TestVectors:
 
 @dataclass(frozen=True)
 class ProjectOptions:
-    model: str
-    target: object = None
-    alignment: int = ALIGNMENT
+    """What the project contains beyond the network (the network is the deployment's)."""
     test_vectors: TestVectors | None = None
     trustzone: bool = False
 
 
-def runtime_files(sources: list[str]) -> dict[str, str]:
-    """The runtime headers and the given ``src/*.c`` files, copied verbatim.
+def runtime_files(sources: list[str], headers: list[str] = ()) -> dict[str, str]:
+    """The runtime headers (plus ``headers``, relative to ``runtime/``: the kernel variants')
+    and the given ``src/*.c`` files, copied verbatim.
 
     The C runtime lives beside the package in the source tree (``runtime/`` builds on its
     own); a wheel carries a copy (see :func:`_runtime_folder`); a broken install is said plainly.
@@ -72,7 +74,8 @@ def runtime_files(sources: list[str]) -> dict[str, str]:
     if not (RUNTIME / RUNTIME_HEADERS[0]).is_file():
         raise UsageError(f"the C runtime sources are not at {RUNTIME}: reinstall mcudeploy "
                          "(pip install -e . from its checkout, or its wheel, which carries them)")
-    names = list(RUNTIME_HEADERS) + [f"src/{name}" for name in sources]
+    extra = [header for header in headers if header not in RUNTIME_HEADERS]
+    names = list(RUNTIME_HEADERS) + extra + [f"src/{name}" for name in sources]
     return {f"runtime/{name}": (RUNTIME / name).read_text() for name in names}
 
 
@@ -93,13 +96,14 @@ def render_test_vectors(graph: Graph, vectors: TestVectors, model: str) -> dict[
             "test_vectors.c": render("test_vectors.c.j2", context)}
 
 
-def _build_files(model: str, runtime_sources: list[str], test_vectors: bool) -> dict[str, str]:
+def _build_files(model: str, runtime_sources: list[str], test_vectors: bool,
+                 trustzone: bool = False) -> dict[str, str]:
     boards = [{"name": b.name, "core": b.core, "flags": CORE_FLAGS[b.core]} for b in BOARDS.values()]
     context = {"model": comment_text(model), "runtime_sources": runtime_sources, "boards": boards,
                "cores": [{"name": name, "flags": flags} for name, flags in CORE_FLAGS.items()],
                "test_vectors": test_vectors,
                "network_sources": ["network.c", "network_data.c"] + (["test_vectors.c"] if test_vectors else []),
-               "runs": EXAMPLE_RUNS}
+               "runs": EXAMPLE_RUNS, "trustzone": {"board": AN547_LAYOUT.board} if trustzone else None}
     files = {"Makefile": render("Makefile.j2", context), "CMakeLists.txt": render("CMakeLists.txt.j2", context),
              "main.c": render("main.c.j2", context),
              "harness_main.c": (TEMPLATES / "harness_main.c").read_text(),
@@ -110,19 +114,33 @@ def _build_files(model: str, runtime_sources: list[str], test_vectors: bool) -> 
     return files
 
 
-def generate_files(graph: Graph, plan, params: dict, options: ProjectOptions) -> dict[str, str]:
-    """Every file of the project (see the module docstring), by relative path."""
+def _check_deployable(deployment) -> None:
+    if deployment.precision != "integer":
+        nodes = float_nodes(deployment.graph)
+        named = (f": {len(nodes)} node(s) stay float ({', '.join(nodes[:6])}{', ...' if len(nodes) > 6 else ''})"
+                 if nodes else "")
+        raise UsageError(f"{deployment.name}: a {deployment.precision} model{named}; C code is generated "
+                         "for full-integer models only: quantize it fully with mcudeploy quantize "
+                         "(without --keep-float for those nodes)")
+    deployment.require_fit("no C code generated")
+
+
+def generate_files(deployment, options: ProjectOptions = ProjectOptions()) -> dict[str, str]:
+    """Every file of the project of ``deployment`` (see the module docstring), by relative path."""
+    _check_deployable(deployment)
+    graph, plan, model = deployment.graph, deployment.plan, deployment.name
+    alignment = deployment.options.alignment
     constants = IdentifierTable("weight_")
-    weight_arrays = constant_arrays(graph, plan, constants)
-    network, requant_arrays, sources, arena_sections = render_network(graph, plan, params, constants,
-                                                                      options.alignment, options.model)
+    prepared = variant_constants(deployment, constants)   # layouts the kernel variants read
+    weight_arrays = prepared.apply(constant_arrays(graph, plan, constants), constants)
+    network, requant_arrays, sources, arena_sections = render_network(deployment, constants, prepared.pointers)
     files = dict(network)
-    files.update(render_data(weight_arrays + requant_arrays, options.target, options.model, options.alignment,
+    files.update(render_data(weight_arrays + requant_arrays, deployment.target, model, alignment,
                              arena_sections))
-    files.update(runtime_files(sources))
-    files.update(_build_files(options.model, sources, options.test_vectors is not None))
+    files.update(runtime_files(sources, variant_headers(deployment)))
+    files.update(_build_files(model, sources, options.test_vectors is not None, options.trustzone))
     if options.test_vectors is not None:
-        files.update(render_test_vectors(graph, options.test_vectors, options.model))
+        files.update(render_test_vectors(graph, options.test_vectors, model))
     if options.trustzone:
-        files.update(render_trustzone(graph, options.model))
+        files.update(render_trustzone(graph, model))
     return files

@@ -9,13 +9,15 @@ they are asked for (deterministic output).
 Rule: every character outside ``[A-Za-z0-9]`` becomes ``_``, runs of ``_`` collapse, leading /
 trailing ``_`` are dropped, the result is cut to :data:`MAX_LENGTH`, a prefix is added (so a
 leading digit or keyword can never appear), and a clash gets ``_2``, ``_3``, ... appended.
-:func:`comment_text` makes a name safe inside a ``/* */`` comment.
+:func:`comment_text` makes a name safe inside a ``/* */`` comment (no bidi or control
+characters); :func:`string_literal` inside a ``"..."`` literal (non-ASCII as octal escapes).
 """
 from __future__ import annotations
 
 import re
 
 MAX_LENGTH = 48
+BIDI_CHARACTERS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct
 switch typedef union unsigned void volatile while _Bool _Complex _Imaginary""".split())
@@ -28,16 +30,22 @@ def clean(name: str, max_length: int = MAX_LENGTH) -> str:
 
 
 def comment_text(name: str) -> str:
-    """``name`` safe inside a C block comment and on one line (``*/``, ``/*``, newlines and
-    trigraphs ``??x``, which C99 still translates, broken up)."""
+    """``name`` safe inside a C block comment (or a Makefile ``#`` comment) and on one line:
+    ``*/``, ``/*`` and trigraphs ``??x`` (which C99 still translates) broken up; control
+    characters (C0, DEL, C1) become spaces; the bidirectional overrides / isolates
+    U+202A-U+202E, U+2066-U+2069 (``-Werror=bidi-chars``, "Trojan Source") and the other
+    direction marks are dropped; a lone surrogate (a file name that is not UTF-8) is written
+    as a ``\\udcxx`` escape; no trailing backslash (a Makefile line continuation)."""
     text = name.replace("*/", "* /").replace("/*", "/ *").replace("??", "? ?")
-    return re.sub(r"[\r\n\t\x00-\x1f\x7f]", " ", text)
+    text = BIDI_CHARACTERS.sub("", re.sub(r"[\x00-\x1f\x7f-\x9f]", " ", text))
+    text = text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+    return text.rstrip("\\")
 
 
 def string_literal(name: str) -> str:
     """``name`` as a C string literal (quotes, backslashes, non-ASCII escaped as octal)."""
     out = []
-    for byte in name.encode("utf-8"):
+    for byte in name.encode("utf-8", errors="backslashreplace"):
         char = chr(byte)
         if char in '"\\':
             out.append("\\" + char)

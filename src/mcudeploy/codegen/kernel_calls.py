@@ -21,7 +21,7 @@ from ..ir import Node, Value
 from .c_literals import c_int
 
 PAD_MODES = {"constant": "MCU_PAD_CONSTANT", "reflect": "MCU_PAD_REFLECT", "edge": "MCU_PAD_EDGE"}
-SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32"}
+SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32", "uint8": "u8"}   # u8: model edges
 
 
 @dataclass
@@ -53,6 +53,7 @@ class CallContext:
     pointer: Callable[[Value], str]              # C expression of a tensor's data pointer
     data_region: str
     scratch: str = "NULL"                        # C expression of the node's mcu_context *
+    overrides: dict[int, str] = field(default_factory=dict)   # input index -> pointer (variant constants)
 
     def dims(self, shape: tuple[int, ...]) -> str:
         if len(shape) > 4:
@@ -111,6 +112,8 @@ def activation(params) -> str:
 
 
 def bias_pointer(context: CallContext) -> str:
+    if 2 in context.overrides:
+        return context.overrides[2]
     inputs = context.node.inputs
     return context.pointer(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else "NULL"
 

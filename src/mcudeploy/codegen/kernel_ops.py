@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from .c_literals import c_int
-from .kernel_calls import (CallContext, KernelCall, bias_pointer, channel_quant, in_out, check_wide,
-                           activation, emitter, suffix)
+from .kernel_calls import (
+    CallContext,
+    KernelCall,
+    activation,
+    bias_pointer,
+    channel_quant,
+    check_wide,
+    emitter,
+    in_out,
+    suffix,
+)
 
 
 @emitter("Conv", sources=("conv.c",))
@@ -29,7 +38,7 @@ def conv(context: CallContext, call: KernelCall) -> None:
     else:
         body = "{" + ", ".join(map(str, geometry)) + f", {activation(context.params)}" + "}"
         params, function = context.declare(call, "mcu_conv_params", "params", body), "conv2d"
-    call.call = (f"mcu_{function}_{kind}(NULL, {params}, {quant}, {in_dims}, {in_pointer}, {w_dims}, "
+    call.call = (f"mcu_{function}_{kind}({context.scratch}, {params}, {quant}, {in_dims}, {in_pointer}, {w_dims}, "
                  f"{context.pointer(w)}, {bias_pointer(context)}, {out_dims}, {out_pointer})")
 
 
@@ -61,7 +70,7 @@ def gemm(context: CallContext, call: KernelCall) -> None:
     in_dims = context.dims_ref(call, "in0_dims", (rows, 1, 1, depth))
     w_dims = context.dims_ref(call, "w_dims", (units, 1, 1, depth))
     out_dims = context.dims_ref(call, "out_dims", (rows, 1, 1, units))
-    call.call = (f"mcu_fully_connected_{suffix(x)}(NULL, {params}, {quant}, {in_dims}, {context.pointer(x)}, "
+    call.call = (f"mcu_fully_connected_{suffix(x)}({context.scratch}, {params}, {quant}, {in_dims}, {context.pointer(x)}, "
                  f"{w_dims}, {context.pointer(w)}, {bias_pointer(context)}, {out_dims}, {context.pointer(y)})")
 
 
@@ -69,7 +78,7 @@ def _binary(context: CallContext, call: KernelCall, function: str, quant: str) -
     node = context.node
     a, b, y = node.inputs[0], node.inputs[1], node.outputs[0]
     params = context.declare(call, "mcu_elementwise_params", "params", "{" + activation(context.params) + "}")
-    call.call = (f"{function}_{suffix(y)}(NULL, {params}, {quant}, {context.dims_ref(call, 'in0_dims', a.shape)}, "
+    call.call = (f"{function}_{suffix(y)}({context.scratch}, {params}, {quant}, {context.dims_ref(call, 'in0_dims', a.shape)}, "
                  f"{context.pointer(a)}, {context.dims_ref(call, 'in1_dims', b.shape)}, {context.pointer(b)}, "
                  f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
 
@@ -99,7 +108,7 @@ def pool(context: CallContext, call: KernelCall) -> None:
     params = context.declare(call, "mcu_pool_params", "params", body)
     kind = "avg" if context.node.op == "AveragePool" else "max"
     in_dims, in_pointer, out_dims, out_pointer = in_out(context, call)
-    call.call = (f"mcu_{kind}_pool_{suffix(context.node.outputs[0])}(NULL, {params}, {in_dims}, {in_pointer}, "
+    call.call = (f"mcu_{kind}_pool_{suffix(context.node.outputs[0])}({context.scratch}, {params}, {in_dims}, {in_pointer}, "
                  f"{out_dims}, {out_pointer})")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from .c_literals import c_float, c_int
-from .kernel_calls import PAD_MODES, CallContext, KernelCall, suffix, emitter
+from .kernel_calls import PAD_MODES, CallContext, KernelCall, emitter, suffix
 
 
 def _per_tensor(context: CallContext, array, what: str):

@@ -2,86 +2,260 @@
 
 Input: the files (relative path -> text) and the output folder. Rules:
 
-* the folder's manifest (:data:`MANIFEST`, a sorted JSON list of the files mcudeploy wrote)
-  says which files are ours; a folder holding any other file (outside ``build/``, where the
-  generated Makefile builds) is refused with :class:`~mcudeploy.errors.UsageError` unless
-  ``force`` is given;
+* a file is *ours* only when the folder's manifest (:data:`MANIFEST`: JSON, each file
+  mcudeploy wrote with the SHA-256 of the bytes it wrote) lists it **and** the file on disk
+  still has that hash. Nothing read from the manifest is trusted beyond that: an entry that
+  is absolute, contains ``..``, names the manifest, leaves the folder after resolving, or
+  whose hash does not match (the user edited the file, or the manifest was planted) is never
+  removed nor replaced; manifests of the first format (a plain list, no hashes) prove nothing;
+* a folder holding any file that is not ours (outside ``build/``, where the generated
+  Makefile builds) is refused with :class:`~mcudeploy.errors.UsageError` unless ``force``;
 * with ``force`` the other files stay untouched: user files are never deleted; a user file
   in the way of a generated one is first renamed to ``<name>.user`` (``.user.2``, ...);
-* files of the previous generation that the new one does not produce are removed (they
-  were ours), everything else is (over)written; bytes only depend on the inputs, so
-  generating twice gives identical files.
+* a symlink inside the folder on the way to a file mcudeploy would write or remove (a
+  linked sub-folder, a linked file) is refused with :class:`~mcudeploy.errors.UnsafePathError`
+  naming the link: writing through it would change files outside the folder;
+* files of the previous generation that the new one does not produce are removed (they are
+  ours, by hash); every file is written to a temporary file and renamed over the old one,
+  and the manifest records what is on disk even when writing stops half-way (disk full),
+  so the next run still knows its own files. Bytes only depend on the inputs, so generating
+  twice gives identical files.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from pathlib import Path
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
 
-from ..errors import UsageError
+from ..errors import UnsafePathError, UsageError
 
 MANIFEST = ".mcudeploy-manifest.json"
+MANIFEST_FORMAT = 2
 BUILD_FOLDER = "build"
+FOREIGN_SHOWN = 5
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK   # what open() would give a new file
 log = logging.getLogger(__name__)
 
 
-def _previous(folder: Path) -> set[str]:
-    path = folder / MANIFEST
-    if not path.exists():
-        return set()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _plain_relative(relative: object) -> bool:
+    """Whether a manifest / generated entry is a plain relative POSIX path inside the folder."""
+    if not isinstance(relative, str) or not relative or "\\" in relative or "\x00" in relative:
+        return False
+    parts = PurePosixPath(relative).parts
+    return (not relative.startswith("/") and ".." not in parts and "." not in parts
+            and relative != MANIFEST and not (len(relative) > 1 and relative[1] == ":"))
+
+
+def _first_link(folder: Path, relative: str) -> Path | None:
+    """The first component of ``folder / relative`` that is a symlink, if any."""
+    current = folder
+    for part in PurePosixPath(relative).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def _refuse_links(folder: Path, relative: str) -> None:
+    """:class:`UnsafePathError` when any component of ``folder / relative`` is a symlink."""
+    link = _first_link(folder, relative)
+    if link is not None:
+        raise UnsafePathError(
+            f"-o {folder}: {link} is a symbolic link (to {os.readlink(link)}); mcudeploy would "
+            f"write {relative} through it, outside the output folder. Remove the link or "
+            "choose another output folder")
+
+
+def _file_hash(path: Path) -> str | None:
     try:
-        return set(json.loads(path.read_text())["files"])
-    except (ValueError, KeyError, TypeError):
+        return _digest(path.read_bytes()) if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+def _read_manifest(folder: Path) -> dict[str, str]:
+    """``{relative path: sha256}`` of the manifest's entries, as written (unverified)."""
+    path = folder / MANIFEST
+    if path.is_symlink():
+        raise UnsafePathError(f"-o {folder}: {path} is a symbolic link; remove it or choose "
+                              "another output folder")
+    if not path.exists():
+        return {}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        files = document["files"]
+    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError):
         raise UsageError(f"{path} is not an mcudeploy manifest; remove it or choose another "
                          "output folder") from None
+    if isinstance(files, list):   # format 1: names without hashes prove nothing
+        return {}
+    if not isinstance(files, dict):
+        raise UsageError(f"{path} is not an mcudeploy manifest; remove it or choose another "
+                         "output folder")
+    return {name: digest for name, digest in files.items() if isinstance(digest, str)}
 
 
-def foreign_files(folder: Path) -> list[str]:
-    """Files in ``folder`` that mcudeploy did not write (sorted, relative)."""
-    ours = _previous(folder) | {MANIFEST}
-    found = []
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder).as_posix()
-        if path.is_file() and relative not in ours and relative.split("/")[0] != BUILD_FOLDER:
-            found.append(relative)
+def our_files(folder: Path) -> dict[str, str]:
+    """The manifest's entries that are provably ours (see the module docstring)."""
+    ours = {}
+    resolved = folder.resolve()
+    for relative, digest in _read_manifest(folder).items():
+        if not _plain_relative(relative):
+            continue
+        path = folder / relative
+        try:
+            inside = path.resolve().is_relative_to(resolved)
+        except (OSError, RuntimeError):
+            inside = False
+        if inside and _first_link(folder, relative) is None and _file_hash(path) == digest:
+            ours[relative] = digest
+    return ours
+
+
+def foreign_files(folder: Path, ours: dict[str, str] | None = None,
+                  limit: int | None = None) -> list[str]:
+    """Files (and links) in ``folder`` that mcudeploy did not write (relative, in sorted
+    walk order; at most ``limit``). Symlinks are listed, never followed."""
+    ours = our_files(folder) if ours is None else ours
+    found: list[str] = []
+    for root, folders, names in os.walk(folder, followlinks=False):
+        base = Path(root)
+        for name in sorted(folders):   # a linked folder is an entry of its own
+            if (base / name).is_symlink():
+                names.append(name)
+        folders[:] = sorted(f for f in folders if not (base / f).is_symlink()
+                            and not (base == folder and f == BUILD_FOLDER))
+        for name in sorted(names):
+            relative = (base / name).relative_to(folder).as_posix()
+            if relative != MANIFEST and relative not in ours:
+                found.append(relative)
+                if limit is not None and len(found) >= limit:
+                    return found
     return found
 
 
 def _keep_user_file(path: Path) -> None:
     backup, counter = path.with_name(path.name + ".user"), 1
-    while backup.exists():
+    while backup.exists() or backup.is_symlink():
         counter += 1
         backup = path.with_name(f"{path.name}.user.{counter}")
     path.rename(backup)
     log.warning("kept your %s as %s (--force)", path, backup.name)
 
 
+def _clear_the_way(folder: Path, relative: str, ours: dict[str, str]) -> None:
+    """Make ``folder / relative`` writable: a non-folder where a folder is needed, or a
+    foreign file at the path itself, is kept as ``.user`` (only reached with ``force``)."""
+    parts = PurePosixPath(relative).parts
+    for index in range(len(parts)):
+        prefix = "/".join(parts[:index + 1])
+        path = folder / prefix
+        last = index == len(parts) - 1
+        if not path.exists():
+            return
+        if path.is_dir():
+            if last:
+                raise UsageError(f"-o {folder}: {prefix} is a folder where mcudeploy writes a "
+                                 "file; move it or choose another output folder")
+            continue
+        if prefix in ours:   # ours: replaced (the file itself) or removed (in the way)
+            if not last:
+                path.unlink()
+            return
+        _keep_user_file(path)
+        return
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, _FILE_MODE)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _write_manifest(folder: Path, files: dict[str, str]) -> None:
+    text = json.dumps({"generator": "mcudeploy", "format": MANIFEST_FORMAT,
+                       "files": dict(sorted(files.items()))}, indent=1) + "\n"
+    _write_file(folder / MANIFEST, text.encode("utf-8"))
+
+
+def _check_folder(folder: Path, files: dict[str, str]) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"-o {folder}: exists and is not a folder; choose a folder")
+    for relative in files:
+        if not _plain_relative(relative):
+            raise ValueError(f"generated file name {relative!r} is not a plain relative path")
+    if folder.is_dir():
+        _read_manifest(folder)   # a linked manifest is refused before anything else
+
+
+def _refuse_foreign(folder: Path, ours: dict[str, str]) -> None:
+    foreign = foreign_files(folder, ours, limit=FOREIGN_SHOWN + 1)
+    if foreign:
+        shown = ", ".join(foreign[:FOREIGN_SHOWN]) + (" and more" if len(foreign) > FOREIGN_SHOWN else "")
+        raise UsageError(f"-o {folder}: the folder holds files mcudeploy did not write ({shown}); "
+                         "choose an empty or new folder, or pass --force to write beside them "
+                         "(they are kept)")
+
+
+def check_output_folder(folder: Path, *, force: bool = False) -> None:
+    """The checks :func:`write_project` makes that do not need the files: run them before
+    any work so that a refused folder costs nothing."""
+    folder = Path(folder)
+    _check_folder(folder, {})
+    if folder.is_dir() and not force:
+        _refuse_foreign(folder, our_files(folder))
+
+
 def write_project(files: dict[str, str], folder: Path, *, force: bool = False) -> list[Path]:
     """Write ``files`` under ``folder`` by the rules above; the paths written, sorted."""
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"-o {folder}: exists and is not a folder; choose a folder")
-    foreign: list[str] = []
-    if folder.exists():
-        foreign = foreign_files(folder)
-        if foreign and not force:
-            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            raise UsageError(f"-o {folder}: the folder holds files mcudeploy did not write ({shown}); "
-                             "choose an empty or new folder, or pass --force to write beside them "
-                             "(they are kept)")
-        for stale in sorted(_previous(folder) - set(files)):
-            if (folder / stale).is_file():
-                (folder / stale).unlink()
+    _check_folder(folder, files)
+    ours = our_files(folder) if folder.is_dir() else {}
+    stale = sorted(set(ours) - set(files))
+    for relative in sorted(files) + stale:
+        _refuse_links(folder, relative)
+    if folder.is_dir() and not force:
+        _refuse_foreign(folder, ours)
+    record = dict(ours)   # what the manifest says, kept true while writing
     written = []
-    for relative in sorted(files):
-        if relative.startswith("/") or ".." in Path(relative).parts or relative == MANIFEST:
-            raise ValueError(f"generated file name {relative!r} is not a plain relative path")
-        path = folder / relative
-        if relative in foreign:
-            _keep_user_file(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(files[relative].encode("utf-8"))
-        written.append(path)
-    (folder / MANIFEST).write_text(json.dumps({"generator": "mcudeploy", "files": sorted(files)}, indent=1) + "\n")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for relative in stale:
+            (folder / relative).unlink()
+            del record[relative]
+        for relative in sorted(files):
+            data = files[relative].encode("utf-8")
+            _clear_the_way(folder, relative, ours)
+            record.pop(relative, None)
+            _write_file(folder / relative, data)
+            record[relative] = _digest(data)
+            written.append(folder / relative)
+    except OSError as err:
+        raise UsageError(f"-o {folder}: cannot write the project ({err.strerror or err}); "
+                         f"{len(written)} of {len(files)} files written, none of yours removed") from None
+    finally:
+        try:
+            _write_manifest(folder, record)
+        except OSError:
+            log.warning("could not update %s", folder / MANIFEST)
     log.info("wrote %d files to %s", len(written), folder)
     return written

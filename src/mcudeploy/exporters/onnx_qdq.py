@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..errors import UnsupportedError, UsageError
+from ..errors import UnsupportedError
 from ..ir import Graph, Node, QuantParams, Value
 from .onnx_ops import WRITERS
 
@@ -164,11 +164,9 @@ def to_onnx_model(graph: Graph) -> onnx.ModelProto:
 
 def export_onnx_qdq(graph: Graph, path: str | Path) -> Path:
     """Write ``graph`` as an ONNX QDQ model to ``path``; returns the path."""
-    path = Path(path)
-    if not path.parent.exists():
-        raise UsageError(f"cannot write {path}: folder {path.parent} does not exist")
-    onnx.save(to_onnx_model(graph), str(path))
-    return path
+    from ..safe_io import write_bytes  # atomic: a failed write keeps the old file
+
+    return write_bytes(path, to_onnx_model(graph).SerializeToString(), "-o")
 
 
 __all__ = ["OnnxWriter", "export_onnx_qdq", "to_onnx_model"]

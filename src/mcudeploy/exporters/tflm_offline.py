@@ -26,9 +26,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import flatbuffers
 import numpy as np
 
 from ..errors import ModelFormatError, UsageError
+from ..safe_io import write_bytes  # atomic; refuses a folder or the source itself
 
 logger = logging.getLogger(__name__)
 METADATA_NAME = "OfflineMemoryAllocation"
@@ -57,11 +59,25 @@ def offline_offsets(tensor_names: list[str], constant: list[bool], plan) -> tupl
     return offsets, online
 
 
+def _schema():
+    """The TFLite schema with its object API (``ModelT``), from the ``ai-edge-litert`` package:
+    the ``tflite`` package mcudeploy depends on reads flatbuffers but cannot re-pack one."""
+    try:
+        from ai_edge_litert import schema_py_generated
+    except ImportError:
+        raise UsageError("--export-tflm rewrites the .tflite file with the TFLite schema of the "
+                         "ai-edge-litert package, which is not installed: pip install ai-edge-litert") from None
+    return schema_py_generated
+
+
+def check_export_available() -> None:
+    """:class:`UsageError` (before any work) when the export cannot run on this install."""
+    _schema()
+
+
 def export_tflm_offline(source: Path, plan, destination: Path, subgraph: int = 0) -> OfflineExport:
     """Copy ``source`` to ``destination`` with ``plan``'s offsets as the offline plan."""
-    import flatbuffers
-    from ai_edge_litert import schema_py_generated as schema
-
+    schema = _schema()
     source, destination = Path(source), Path(destination)
     if source.suffix.lower() != ".tflite":
         raise UsageError(f"--export-tflm needs a .tflite model, got {source}")
@@ -82,7 +98,7 @@ def export_tflm_offline(source: Path, plan, destination: Path, subgraph: int = 0
     model.metadata = [m for m in (model.metadata or []) if _name(m) != METADATA_NAME] + [entry]
     builder = flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    destination.write_bytes(bytes(builder.Output()))
+    write_bytes(destination, bytes(builder.Output()), "--export-tflm")
     if online:
         logger.warning("%d tensor(s) not in the plan are left to TFLM's online planner: %s",
                        len(online), ", ".join(online[:5]))

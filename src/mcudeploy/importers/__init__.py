@@ -10,10 +10,14 @@ import hashlib
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ModelFormatError, UsageError
+from ..errors import GraphError, ModelFormatError, UnsupportedError, UsageError
 from ..ir import Graph
+from ..limits import check_budget
 
 InputShapes = dict[str, tuple[int, ...]]
+MAX_DIMENSION = 2 ** 31 - 1
+MAX_DIMENSION_DIGITS = 10
+MAX_RANK = 8
 
 
 def detect_format(path: Path, head: bytes) -> str:
@@ -34,10 +38,14 @@ def detect_format(path: Path, head: bytes) -> str:
                            "TFLite flatbuffer); give a .onnx or .tflite file")
 
 
-def _importers() -> dict[str, Callable[..., Graph]]:
-    from .onnx_importer import import_onnx
+def _importer(fmt: str) -> Callable[..., Graph]:
+    """The importer of ``fmt``, imported on first use: each loads its own format library
+    (``onnx`` takes a third of a second to import; a TFLite model does not need it)."""
+    if fmt == "onnx":
+        from .onnx_importer import import_onnx
+        return import_onnx
     from .tflite_importer import import_tflite
-    return {"onnx": import_onnx, "tflite": import_tflite}
+    return import_tflite
 
 
 def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> Graph:
@@ -51,7 +59,8 @@ def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> 
         raise UsageError(f"{path}: no such model file")
     data = path.read_bytes()
     fmt = detect_format(path, data[:16])
-    graph = _importers()[fmt](path, data, input_shapes=input_shapes or {})
+    graph = _importer(fmt)(path, data, input_shapes=input_shapes or {})
+    check_boundary(path, graph)
     graph.metadata.setdefault("format", fmt)
     graph.metadata["path"] = str(path)
     graph.metadata["sha256"] = hashlib.sha256(data).hexdigest()
@@ -59,14 +68,35 @@ def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> 
     return graph
 
 
+def check_boundary(path: Path, graph: Graph) -> None:
+    """What every later stage assumes of an imported graph, whatever the format: at least
+    one input and one output, no output that is a constant, every tensor within the memory
+    budget (:mod:`mcudeploy.limits`)."""
+    if not graph.inputs:
+        raise UnsupportedError(f"{path}: the model has no inputs (everything in it is "
+                               "constant); there is nothing to run on a device")
+    if not graph.outputs:
+        raise GraphError(f"{path}: the model declares no outputs")
+    for value in graph.outputs:
+        if value.is_constant:
+            raise UnsupportedError(f"{path}: graph output {value.name!r} is a constant (an "
+                                   "initializer), not computed from the inputs; remove it from "
+                                   "the outputs")
+    for value in graph.values():
+        check_budget(value.nbytes, f"{path}: tensor {value.name!r} ({value.type_str()})",
+                     UnsupportedError, "mcudeploy deploys models for microcontrollers")
+
+
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` option)."""
     name, sep, dims = text.rpartition("=")
     try:
-        shape = tuple(int(d) for d in dims.split(","))
+        shape = tuple(int(d) for d in dims.split(",") if len(d.strip()) <= MAX_DIMENSION_DIGITS)
+        if len(shape) != len(dims.split(",")) or len(shape) > MAX_RANK:
+            shape = ()
     except ValueError:
         shape = ()
-    if not sep or not name or not shape or any(d <= 0 for d in shape):
-        raise UsageError(f"--input-shape {text!r}: expected NAME=D1,D2,... with positive "
-                         "integers, e.g. input=1,3,224,224")
+    if not sep or not name or not shape or any(not 0 < d <= MAX_DIMENSION for d in shape):
+        raise UsageError(f"--input-shape {text!r}: expected NAME=D1,D2,... with at most "
+                         f"{MAX_RANK} integers from 1 to {MAX_DIMENSION}, e.g. input=1,3,224,224")
     return name, shape

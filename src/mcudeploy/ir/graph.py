@@ -181,7 +181,7 @@ class Graph:
         def twin(value: Value) -> Value:
             if id(value) not in mapping:
                 new = Value(value.name, value.dtype, value.shape, const=value.const,
-                            quant=value.quant, layout=value.layout)
+                            quant=value.quant, layout=value.layout, origin=value.origin)
                 clone._claim(value.name)
                 mapping[id(value)] = new
             return mapping[id(value)]

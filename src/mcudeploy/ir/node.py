@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .registry import get_op
 from .value import Value
 
 
@@ -20,8 +21,6 @@ class Node:
 
     def __init__(self, op: str, name: str, inputs: list[Value | None], outputs: list[Value],
                  attrs: dict[str, Any] | None = None) -> None:
-        from .registry import get_op  # late import: registry imports opdefs which import Node types
-
         self.op = op
         self.name = name
         self.attrs = get_op(op).normalize_attrs(attrs or {}, node_name=name)
@@ -38,8 +37,12 @@ class Node:
 
     # -- inputs -----------------------------------------------------------------------
     @property
-    def inputs(self) -> tuple[Value | None, ...]:
-        return tuple(self._inputs)
+    def inputs(self) -> tuple[Value, ...]:
+        """The inputs in order. An omitted *optional* input is ``None`` here; the type says
+        ``Value`` because an op's required inputs are always present (the verifier checks
+        it) and code indexes them by position. Read an optional input with :meth:`input`,
+        typed ``Value | None``, so the type checker makes the caller handle its absence."""
+        return tuple(self._inputs)  # type: ignore[arg-type]  (None only at optional positions)
 
     @property
     def outputs(self) -> tuple[Value, ...]:

@@ -29,12 +29,16 @@ if TYPE_CHECKING:
 
 
 class Value:
-    __slots__ = ("name", "dtype", "shape", "const", "quant", "layout", "producer", "uses")
+    __slots__ = ("name", "dtype", "shape", "const", "quant", "layout", "producer", "uses", "origin")
 
     def __init__(self, name: str, dtype: DType, shape: tuple[int, ...], *,
                  const: np.ndarray | None = None, quant: QuantParams | None = None,
-                 layout: str | None = None) -> None:
+                 layout: str | None = None, origin: str | None = None) -> None:
         self.name = name
+        # The model's tensor this value stands for, when a pass made it from one (a
+        # transposed or re-laid-out copy "x_t_t" of the model's "x"): user messages say
+        # :attr:`display_name`, the model's own name, not the internal one.
+        self.origin = origin
         self.dtype = DType(dtype)
         self.shape = tuple(int(d) for d in shape)
         self.const = const
@@ -48,6 +52,11 @@ class Value:
         """A constant value holding ``array`` (its dtype must be one of :class:`DType`)."""
         array = np.asarray(array)
         return cls(name, DType.from_numpy(array.dtype), array.shape, const=array, quant=quant)
+
+    @property
+    def display_name(self) -> str:
+        """The name to show a user: the model's tensor name (see ``origin``)."""
+        return self.origin or self.name
 
     @property
     def is_constant(self) -> bool:

@@ -8,16 +8,24 @@ Checks: op registered; input count within the op's spec; attributes normalised; 
 order is topological (acyclic, nothing read before it is produced); no dangling value
 (every non-constant input is produced or is a graph input); unique node and value names;
 use lists match the inputs; constants match their dtype and shape; shapes static and
-positive; every node's outputs match its op's shape inference; graph outputs produced;
-quantize / dequantize values carry quantization parameters.
+positive; quantization scales positive and finite, zero points within the dtype; every
+node's outputs match its op's shape inference; graph outputs produced; quantize /
+dequantize values carry quantization parameters.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..errors import GraphError
 from .graph import Graph
 from .node import Node
 from .registry import get_op
 from .value import Value
+
+# Quantization scales outside this range (1e-30 ... 1e30) only come from damaged files; the
+# requantization multipliers derived from them (ratios of two or three scales) would not
+# fit a 32-bit fixed-point multiplier and shift.
+MIN_SCALE, MAX_SCALE = 1e-30, 1e30
 
 
 def _check_value(value: Value, problems: list[str]) -> None:
@@ -32,9 +40,28 @@ def _check_value(value: Value, problems: list[str]) -> None:
         if not -value.rank <= axis < value.rank or value.shape[axis] != value.quant.scale.size:
             problems.append(f"value {value.name!r}: per-channel axis {axis} with "
                             f"{value.quant.scale.size} scales does not fit {value.type_str()}")
+    if value.quant is not None:
+        _check_quant(value, problems)
 
 
-def _check_node(node: Node, available: set[int], problems: list[str]) -> None:
+def _check_quant(value: Value, problems: list[str]) -> None:
+    """Scales positive, finite and within [MIN_SCALE, MAX_SCALE]; integer zero points
+    within the value's dtype (int8 [-128, 127], ...)."""
+    scale = value.quant.scale.astype(np.float64)
+    bad = ~(np.isfinite(scale) & (scale >= MIN_SCALE) & (scale <= MAX_SCALE))
+    if bad.any():
+        problems.append(f"value {value.name!r}: quantization scale {float(scale[bad][0])!r} is not a "
+                        f"positive number in [{MIN_SCALE:g}, {MAX_SCALE:g}]")
+    if value.dtype.is_integer:
+        info = np.iinfo(value.dtype.numpy)
+        zero_point = value.quant.zero_point
+        outside = (zero_point < info.min) | (zero_point > info.max)
+        if outside.any():
+            problems.append(f"value {value.name!r}: zero point {int(zero_point[outside][0])} is "
+                            f"outside {value.dtype} [{info.min}, {info.max}]")
+
+
+def _check_node(node: Node, available: set[int], problems: list[str], uses: dict[int, set]) -> None:
     where = f"node {node.name!r} ({node.op})"
     try:
         opdef = get_op(node.op)
@@ -53,7 +80,7 @@ def _check_node(node: Node, available: set[int], problems: list[str]) -> None:
                 problems.append(f"{where}: required input {opdef.inputs[index]} is missing")
                 inferable = False
             continue
-        if (node, index) not in value.uses:
+        if (id(node), index) not in uses.get(id(value), ()) and (node, index) not in value.uses:
             problems.append(f"{where}: input {value.name!r} does not list this use")
         if id(value) not in available and value.const is None:
             if value.producer is None:
@@ -91,7 +118,9 @@ def verify(graph: Graph) -> None:
     available: set[int] = {id(v) for v in graph.inputs}
     node_names: set[str] = set()
     value_names: dict[str, int] = {}
+    uses: dict[int, set] = {}   # value -> its (node, index) uses, as a set: O(1) per check
     for value in graph.values():
+        uses[id(value)] = {(id(user), index) for user, index in value.uses}
         if value_names.setdefault(value.name, id(value)) != id(value):
             problems.append(f"two different values are named {value.name!r}")
         _check_value(value, problems)
@@ -102,7 +131,7 @@ def verify(graph: Graph) -> None:
         if node.name in node_names:
             problems.append(f"two nodes are named {node.name!r}")
         node_names.add(node.name)
-        _check_node(node, available, problems)
+        _check_node(node, available, problems, uses)
         available.update(id(v) for v in node.outputs)
     for value in graph.outputs:
         if id(value) not in available and value.const is None:

@@ -39,10 +39,13 @@ class LintReport:
 
 
 def lint_graph(graph: Graph, target: Target, *, force_cpu: Iterable[str] = (),
-               rules: Iterable[str] | None = None) -> LintReport:
-    """Run the lint ``rules`` (all by default) on ``graph`` for ``target``."""
-    mapping = map_graph(graph, target, force_cpu)
-    context = LintContext(graph, target, mapping)
+               rules: Iterable[str] | None = None, source: Graph | None = None,
+               mapping: Mapping | None = None) -> LintReport:
+    """Run the lint ``rules`` (all by default) on ``graph`` (as deployed) for ``target``;
+    ``source`` is the model as imported (default: ``graph``), ``mapping`` the deployment's
+    (default: mapped here)."""
+    mapping = mapping if mapping is not None else map_graph(graph, target, force_cpu)
+    context = LintContext(graph, target, mapping, source)
     names = list(RULES) if rules is None else list(rules)
     unknown = [name for name in names if name not in RULES]
     if unknown:
@@ -51,12 +54,22 @@ def lint_graph(graph: Graph, target: Target, *, force_cpu: Iterable[str] = (),
     selected = [RULES[name] for name in names]
     findings = [finding for entry in selected for finding in entry.check(context)]
     position = {name: index for index, name in enumerate(context.order)}
-    input_names = {v.name for v in graph.inputs}
+    input_names = {v.name for v in [*graph.inputs, *context.source.inputs]}
     findings.sort(key=lambda f: (f.rank, -1 if f.node in input_names or f.node is None
                                  else position.get(f.node, len(position)), f.rule))
-    name = str(graph.metadata.get("path", graph.name))
+    name = str(context.source.metadata.get("path", graph.name))
     return LintReport(name, target, mapping, findings)
 
 
-__all__ = ["Finding", "LintContext", "LintReport", "RULES", "Rule", "SEVERITIES", "lint_graph",
-           "rule"]
+
+def lint_deployment(deployment, source: Graph, *, rules: Iterable[str] | None = None) -> LintReport:
+    """Lint a :class:`~mcudeploy.deployment.Deployment` (its graph, target and mapping) with
+    ``source``, the model as imported."""
+    if deployment.target is None or deployment.mapping is None:
+        raise UsageError("lint needs a target (--target NAME)")
+    return lint_graph(deployment.graph, deployment.target, rules=rules, source=source,
+                      mapping=deployment.mapping)
+
+
+__all__ = ["Finding", "LintContext", "LintReport", "RULES", "Rule", "SEVERITIES", "lint_deployment",
+           "lint_graph", "rule"]

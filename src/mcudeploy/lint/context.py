@@ -1,5 +1,9 @@
-"""What every lint rule reads: the graph, the target, the NPU/CPU mapping, and small
-graph queries shared by several rules (layout of a tensor, node order, producers)."""
+"""What every lint rule reads: the graph as it will be deployed (``graph``: cleaned up, QDQ
+turned into integer ops, Pads folded: what the mapping and the memory plan see), the model
+as imported (``source``: for rules about how the model was designed or exported, such as a
+BatchNormalization that cannot be folded or a Dropout left in), the target, the NPU/CPU
+mapping of the deployed graph, and small graph queries shared by several rules (layout of a
+tensor, node order, producers)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,9 +23,12 @@ class LintContext:
     graph: Graph
     target: Target
     mapping: Mapping
+    source: Graph | None = None
     order: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.source is None:
+            self.source = self.graph
         self.order = {node.name: index for index, node in enumerate(self.graph.nodes)}
 
     def layout_of(self, value: Value) -> str | None:

@@ -81,7 +81,7 @@ def _input_layout(value: Value, context: LintContext) -> str | None:
 def nchw_input(context: LintContext) -> Iterator[Finding]:
     if context.target.layout != "NHWC":
         return
-    for value in context.graph.inputs:
+    for value in context.source.inputs:
         if _input_layout(value, context) != "NCHW" or value.shape[1] == 1:
             continue  # one channel: NCHW and NHWC are the same bytes
         yield Finding(

@@ -14,6 +14,9 @@ from .cancel_transposes import CancelTransposes
 from .fold_batchnorm import FoldBatchNorm
 from .fold_constants import FoldConstants
 from .fuse_activation import FuseActivation
+from .global_pool_to_mean import GlobalPoolToMean
+from .matmul_to_gemm import MatMulToGemm
+from .normalize_gemm import NormalizeGemm
 from .remove_noops import RemoveNoOps
 from .to_nhwc import ToNHWC
 
@@ -45,8 +48,21 @@ def cleanup(change_io: bool = False) -> list[Pass]:
     ]
 
 
+def integer_forms() -> list[Pass]:
+    """The cleanup, then the forms TFLite's integer kernels take: what quantization
+    calibrates and what a deployment runs (the ops the C runtime implements)."""
+    return cleanup() + [
+        # MatMul + bias Add -> Gemm first: the Gemm it makes is already normal.
+        MatMulToGemm(),
+        NormalizeGemm(),
+        # Needs NHWC (the layout pass ran in cleanup).
+        GlobalPoolToMean(),
+    ]
+
+
 PIPELINES = {
     "cleanup": cleanup,                                   # NCHW graph inputs / outputs kept
+    "integer_forms": integer_forms,                       # cleanup + forms of the integer kernels
     "cleanup_nhwc_io": lambda: cleanup(change_io=True),   # graph inputs / outputs become NHWC
     "none": lambda: [],
 }

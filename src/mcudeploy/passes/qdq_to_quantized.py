@@ -12,7 +12,12 @@ folding. Rewrites, repeated until none applies:
 3. ``Q(op(DQ(a), DQ(b), ...))`` -> ``op(a, b, ...)``: an op whose every input is dequantized
    and whose only reader is a QuantizeLinear becomes the integer op producing the
    QuantizeLinear's output (fused clamps stay as attributes);
-4. ``Q(DQ(x))`` -> ``x`` when the parameters and dtype agree, else an int -> int requantize.
+4. ``Q(DQ(x))`` -> ``x`` when the parameters and dtype agree, else an int -> int requantize;
+5. ``Q(Move(y))`` -> ``Move(Q(y))`` for a per-tensor QuantizeLinear after a Reshape /
+   Transpose / Flatten / Squeeze / Unsqueeze / Identity of a float tensor read by nothing
+   else: the move only reorders elements, so both give the same integers, and the Q now
+   directly follows ``y``'s producer for rule 3 (a 1-channel head Conv whose NCHW
+   transpose the layout pass wrote as a Reshape).
 
 DQ nodes left without readers are removed. Ops whose inputs are not all dequantized stay
 float between their DQ / Q nodes (mixed precision), and so do ops the integer reference
@@ -25,8 +30,10 @@ import logging
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import DType, Graph, Node, Value, verify
+from ..ir import DType, Graph, Node, Value, precision, verify
+from ..reference.int_kernels import get_int_kernel  # the integer kernels decide what is supported
 from .permutation import permute_quant
+from .pipelines import run_pipeline
 
 DATA_MOVEMENT = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity",
                  "MaxPool", "Slice", "Pad", "Resize")
@@ -140,7 +147,28 @@ def _remove_dead_dequantize(graph: Graph) -> bool:
     return bool(dead)
 
 
-REWRITES = (_fold_weight_move, _sink_dequantize, _requantize_pair, _fuse_into_integer)
+def _hoist_quantize(graph: Graph, node: Node) -> bool:
+    """Rule 5 of the module docstring."""
+    move = node.inputs[0].producer if node.op == "QuantizeLinear" else None
+    target = node.outputs[0]
+    if (move is None or move.op not in CONSTANT_MOVES + ("Identity",) or len(move.outputs) != 1
+            or not move.inputs[0].dtype.is_float or move.inputs[0].const is not None
+            or len(move.outputs[0].uses) != 1 or move.outputs[0] in graph.outputs
+            or target.quant is None or target.quant.per_channel):
+        return False
+    source = move.inputs[0]
+    integer = Value(graph.unique_name(f"{source.name}_q"), target.dtype, source.shape,
+                    quant=target.quant, layout=source.layout)
+    quantize_attrs, move_attrs = dict(node.attrs), dict(move.attrs)
+    graph.nodes.remove(node)
+    node.detach()
+    move.detach()
+    _swap(graph, move, [Node("QuantizeLinear", node.name, [source], [integer], quantize_attrs),
+                        Node(move.op, move.name, [integer], [target], move_attrs)])
+    return True
+
+
+REWRITES = (_fold_weight_move, _sink_dequantize, _requantize_pair, _fuse_into_integer, _hoist_quantize)
 
 
 class QdqToQuantized:
@@ -197,9 +225,6 @@ def qdq_to_quantized(graph: Graph, *, pipeline: str = "cleanup") -> Graph:
     onnxruntime's 1/255 instead of TFLite's fixed 1/256) are put back in float between a
     DequantizeLinear and a QuantizeLinear, with a warning naming them.
     """
-    from ..reference.int_kernels import get_int_kernel  # the integer kernels decide support
-    from .pipelines import run_pipeline
-
     run_pipeline(graph, pipeline)
     QdqToQuantized().run(graph)
     for node in list(graph.nodes):
@@ -213,3 +238,16 @@ def qdq_to_quantized(graph: Graph, *, pipeline: str = "cleanup") -> Graph:
             _back_to_float(graph, node)
     verify(graph)
     return graph
+
+
+def to_integer_graph(graph: Graph) -> Graph:
+    """A QDQ graph as an integer (or mixed) graph: a converted copy, ``graph`` is unchanged;
+    :class:`UnsupportedError` when no QuantizeLinear / DequantizeLinear group could become
+    an integer op."""
+    converted = qdq_to_quantized(graph.copy())
+    if precision(converted) == "qdq":
+        name = graph.metadata.get("path", graph.name)
+        raise UnsupportedError(f"{name}: no QuantizeLinear / DequantizeLinear group could become an "
+                               "integer op; use --engine float for the QDQ simulation")
+    return converted
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, Node, QuantParams, Value
+from ..ir import Graph, Node, QuantParams, Value, get_op
 
 
 def is_graph_output(graph: Graph, value: Value) -> bool:
@@ -77,8 +77,10 @@ def absorb_into_producer(graph: Graph, producer: Node, node: Node) -> None:
 
 def new_value(graph: Graph, base: str, like: Value, shape: tuple[int, ...], *,
               quant: QuantParams | None = None, layout: str | None = None) -> Value:
-    """A fresh (unattached) value named after ``base`` with ``like``'s dtype."""
-    return Value(graph.unique_name(base), like.dtype, shape, quant=quant, layout=layout)
+    """A fresh (unattached) value named after ``base`` with ``like``'s dtype, standing for the
+    same model tensor as ``like`` (its ``display_name``)."""
+    return Value(graph.unique_name(base), like.dtype, shape, quant=quant, layout=layout,
+                 origin=like.display_name)
 
 
 def replace_constant(graph: Graph, node: Node, index: int, array: np.ndarray, *,
@@ -98,3 +100,13 @@ def clamp_of(node: Node) -> tuple[float | None, float | None]:
 
 def has_fused_activation(node: Node) -> bool:
     return clamp_of(node) != (None, None)
+
+
+def replace_op(node: Node, op: str, inputs: list[Value | None], attrs: dict) -> Node:
+    """Turn ``node`` into an ``op`` node in place (same name, same output values); extra
+    old inputs are dropped."""
+    node.op = op
+    node.attrs = get_op(op).normalize_attrs(attrs, node_name=node.name)
+    for index in range(max(len(node.inputs), len(inputs))):
+        node.set_input(index, inputs[index] if index < len(inputs) else None)
+    return node

@@ -35,8 +35,7 @@ import numpy as np
 from ..ir import Graph, Node, Value
 from .cancel_transposes import simplify_once
 from .move_transposes import hoist_all, sink_all
-from .permutation import (NCHW_TO_NHWC, NHWC_TO_NCHW, Perm, keeps_memory_order, permute_quant,
-                          permute_shape)
+from .permutation import NCHW_TO_NHWC, NHWC_TO_NCHW, Perm, keeps_memory_order, permute_quant, permute_shape
 from .rewrite import drop_node, is_graph_output, new_value, replace_constant
 
 log = logging.getLogger(__name__)

@@ -6,12 +6,17 @@ limits. Output: :class:`Ledger` - one :class:`LedgerLine` per item and one
 
     weights              constants, in the region :mod:`.placement` chose (flash by default)
     activations (peak)   the planned arena (incl. scratch / NPU work buffers)
+    activations (graph split, external)   the external arena of the tensors that cross a cut
     inputs, outputs      application buffers when they are not in the arena (--no-io-in-arena)
     work buffers         the largest per-op scratch (already inside the arena, shown for reading)
     runtime state        RUNTIME_BASE + RUNTIME_PER_NODE x nodes (tensor / node descriptors)
     stack                --stack (default DEFAULT_STACK)
     application reserve  --reserve
-    overflow(region)     max(0, used - capacity),  capacity = region size (on-chip: min(size, --sram-limit))
+    overflow(region)     max(0, used - capacity),  capacity = region size (on-chip: min(size,
+                         sram_limit); 0 for a region in reserve_regions)
+
+The regions come from :func:`~.placement.place_regions`, computed once per deployment; the
+ledger only adds them up.
 
 A model that does not fit is a result, not an error: the ledger names the regions over
 capacity by how many bytes, and the step of the arena's peak with the tensors alive there.
@@ -21,9 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import Graph
-from .fit import byte_text
+from ..options import DeploymentOptions
+from ..units import byte_text
 from .memory_plan import MemoryPlan
-from .placement import place_regions
+from .placement import RegionPlacement
 
 DEFAULT_STACK = 4096
 RUNTIME_BASE = 256
@@ -58,6 +64,7 @@ class Ledger:
     peak_node: str
     peak_tensors: list[tuple[str, int]]
     notes: list[str] = field(default_factory=list)
+    off_chip: list[str] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -66,8 +73,12 @@ class Ledger:
     def verdict(self) -> str:
         """One paragraph: fits, or what overflows by how much and what is alive at the peak."""
         if self.fits:
-            return "fits: " + ", ".join(f"{r.region} {r.used}/{r.capacity} bytes" for r in self.regions
-                                        if r.capacity is not None and r.used)
+            used = [f"{r.region} {r.used}/{r.capacity} bytes" for r in self.regions if r.capacity is not None and r.used]
+            text = "fits: " + (", ".join(used) or "no target, no capacity to check")
+            if self.off_chip:
+                text += ("; OFF CHIP: " + "; ".join(self.off_chip) + " (external memory is several "
+                         "times slower; see the latency estimate)")
+            return text
         over = [f"{r.region} by {byte_text(r.overflow)} ({r.used} bytes used of {r.capacity})"
                 for r in self.regions if r.overflow]
         alive = ", ".join(f"{name} ({size} bytes)" for name, size in self.peak_tensors[:6])
@@ -76,65 +87,64 @@ class Ledger:
                 f"re-ordered layers), move weights or activations to external memory, or raise the limit.")
 
 
-def build_ledger(graph: Graph, plan: MemoryPlan, target=None, *, sram_limit: int | None = None,
-                 reserve: int = 0, stack: int = DEFAULT_STACK,
-                 copy_weights_to_ram: bool = False) -> Ledger:
-    """The ledger of ``plan`` on ``target`` (module docstring)."""
-    runtime_state = RUNTIME_BASE + RUNTIME_PER_NODE * len(graph.nodes)
+def fixed_items(graph: Graph, plan: MemoryPlan, options: DeploymentOptions) -> dict[str, int]:
+    """Bytes of the items that are not the arena nor weights (module docstring)."""
     io_bytes = {"inputs": 0, "outputs": 0} if plan.io_in_arena else {
         "inputs": sum(v.nbytes for v in graph.inputs), "outputs": sum(v.nbytes for v in graph.outputs)}
-    fixed = {"runtime state": runtime_state, "stack": stack, "application reserve": reserve, **io_bytes}
+    return {"runtime state": RUNTIME_BASE + RUNTIME_PER_NODE * len(graph.nodes), "stack": options.stack,
+            "application reserve": options.reserve, **io_bytes}
+
+
+def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, target,
+                 options: DeploymentOptions) -> Ledger:
+    """The ledger of ``plan`` as placed by ``placement`` on ``target`` (module docstring)."""
+    fixed = fixed_items(graph, plan, options)
     weights_bytes = {v.name: v.nbytes for v in graph.constants()}
-    if target is None:
-        home, regions = "sram", None
-        arena_region, weight_region = "sram", {name: "flash" for name in weights_bytes}
-        notes = []
-    else:
-        home = target.largest_sram.name if target.largest_sram else target.regions[0].name
-        placement = place_regions(graph, plan.arena_bytes, _limited(target, sram_limit),
-                                  {home: sum(fixed.values())}, copy_weights_to_ram)
-        arena_region, weight_region, notes = placement.arena_region or home, placement.weights, placement.notes
-        regions = target.regions
-    lines = _lines(plan, fixed, home, arena_region, weight_region, weights_bytes)
+    lines = _lines(plan, fixed, placement, weights_bytes)
     step, alive = plan.peak_step()
-    return Ledger(lines, _region_uses(lines, regions, sram_limit), step,
-                  plan.order[step] if plan.order else "", [(p.name, p.size) for p in alive], notes)
+    regions = _region_uses(lines, target, placement)
+    shown = {v.name: v.display_name for node in graph.nodes for v in node.outputs}   # the model's names
+    shown.update({v.name: v.display_name for v in graph.inputs})
+    return Ledger(lines, regions, step, plan.order[step] if plan.order else "",
+                  [(shown.get(p.name, p.name), p.size) for p in alive], list(placement.notes),
+                  list(placement.off_chip))
 
 
-def _limited(target, sram_limit: int | None):
-    if sram_limit is None:
-        return target
-    from dataclasses import replace
-    return replace(target, regions=tuple(replace(r, size=min(r.size, sram_limit)) if r.on_chip else r
-                                         for r in target.regions))
-
-
-def _lines(plan, fixed, home, arena_region, weight_region, weights_bytes) -> list[LedgerLine]:
+def _lines(plan: MemoryPlan, fixed: dict[str, int], placement: RegionPlacement,
+           weights_bytes: dict[str, int]) -> list[LedgerLine]:
     lines = []
+    weight_region = placement.weights
     for region in sorted(set(weight_region.values())):
-        total = sum(weights_bytes[n] for n, r in weight_region.items() if r == region)
-        lines.append(LedgerLine("weights", region, total, f"{sum(1 for r in weight_region.values() if r == region)} tensors"))
-    lines.append(LedgerLine("activations (peak)", arena_region, plan.arena_bytes,
-                            f"live-set bound {plan.lower_bound_bytes}, reuse rate {plan.reuse_rate:.0%}"))
+        names = [n for n, r in weight_region.items() if r == region]
+        lines.append(LedgerLine("weights", region, sum(weights_bytes[n] for n in names), f"{len(names)} tensors"))
+    if placement.arena_banks:       # a split arena (plan/arena_banks.py): one line per bank
+        for bank, size in placement.arena_banks.items():
+            count = sum(1 for region, _ in placement.bank_of.values() if region == bank)
+            lines.append(LedgerLine("activations (split arena bank)", bank, size,
+                                    f"{count} tensors; one arena of {plan.arena_bytes} bytes fits no region"))
+    else:
+        lines.append(LedgerLine("activations (peak)", placement.arena_region, plan.arena_bytes,
+                                f"live-set bound {plan.no_reuse_bound_bytes}, reuse rate {plan.reuse_rate:.0%}"))
+    if placement.external_region is not None:
+        lines.append(LedgerLine("activations (graph split, external)", placement.external_region,
+                                plan.external_bytes, f"{len(plan.external)} tensors, "
+                                                     f"{len(plan.transfers)} copies (network_copy)"))
     for item in ("inputs", "outputs"):
-        lines.append(LedgerLine(item, home, fixed[item], "in the arena" if plan.io_in_arena else "application buffers"))
+        lines.append(LedgerLine(item, placement.home_region, fixed[item],
+                                "in the arena" if plan.io_in_arena else "application buffers"))
     largest = max((p.size for p in plan.scratch.values()), default=0)
-    lines.append(LedgerLine("work buffers (NPU / im2col)", arena_region, 0,
+    lines.append(LedgerLine("work buffers (NPU / im2col)", placement.arena_region, 0,
                             f"largest {largest} bytes, inside the arena"))
     for item in ("runtime state", "stack", "application reserve"):
-        lines.append(LedgerLine(item, home, fixed[item]))
+        lines.append(LedgerLine(item, placement.home_region, fixed[item]))
     return lines
 
 
-def _region_uses(lines: list[LedgerLine], regions, sram_limit: int | None) -> list[RegionUse]:
+def _region_uses(lines: list[LedgerLine], target, placement: RegionPlacement) -> list[RegionUse]:
     used: dict[str, int] = {}
     for line in lines:
         used[line.region] = used.get(line.region, 0) + line.bytes
-    if regions is None:
-        return [RegionUse("sram", "sram", sram_limit, used.get("sram", 0)),
-                RegionUse("flash", "flash", None, used.get("flash", 0))]
-    uses = []
-    for region in regions:
-        capacity = min(region.size, sram_limit) if (region.on_chip and sram_limit is not None) else region.size
-        uses.append(RegionUse(region.name, region.kind, capacity, used.get(region.name, 0)))
-    return uses
+    if target is None:
+        return [RegionUse(name, name, None, used.get(name, 0)) for name in placement.used]
+    return [RegionUse(region.name, region.kind, placement.capacity.get(region.name, region.size),
+                      used.get(region.name, 0)) for region in target.regions]

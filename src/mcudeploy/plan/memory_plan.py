@@ -1,7 +1,7 @@
 """Model-level memory plan: a graph -> execution order + byte offset of every arena tensor.
 
-    plan_memory(graph, target=None, *, alignment=16, io_in_arena=True, scratch_bytes=None,
-                reuse=True, schedule="memory-aware", time_limit=10.0) -> MemoryPlan
+    plan_memory(graph, *, kernels=None, alignment=16, io_in_arena=True, reuse=True,
+                schedule="memory-aware", time_limit=10.0) -> MemoryPlan
 
 Pipeline: order (:mod:`.schedule`, or the file order with ``schedule="file"``) ->
 liveness (:mod:`.liveness`) -> proved reuses (:mod:`.reuse`: views, concat slices, in-place
@@ -9,8 +9,20 @@ and overlap pairs) -> offsets. Two placements are computed and the smaller arena
 the portfolio allocator of :mod:`.portfolio` on the alias groups (no overlap), and the
 pair-aware first fit of :mod:`.paired_greedy` (overlap allowed where proved).
 
-Figures: ``arena_bytes = max(offset + packed size)``; ``lower_bound_bytes`` is the
-live-set bound of the chosen order *before* reuse (so with reuse the arena may go below it);
+Regions: the plan computes offsets in one arena - two with a graph split: ``external``
+names the tensors of an external arena (PSRAM), planned apart (nothing is shared across the
+two) and reached through :mod:`.transfers` (copies by the ``network_copy`` hook), while
+``arena_bytes`` stays the on-chip arena; :mod:`.placement` decides the region of the
+arena(s) and of every weight once per deployment, and :meth:`MemoryPlan.with_placement` writes
+it into the plan (every tensor's ``region``), so the plan, the ledger and the generated code
+read the same region.
+
+``kernels`` (:class:`~mcudeploy.kernels.KernelSelection`) is the chosen kernel variant of
+every node: it gives each node's scratch bytes and its overlap rule (an optimised kernel's
+access order differs from the reference loop's). Without it, the reference kernels'.
+
+Figures: ``arena_bytes = max(offset + packed size)``; ``no_reuse_bound_bytes`` is the
+live-set bound of the chosen order *without* reuse (so with reuse the arena may go below it);
 reuse rate = 1 - arena / sum of tensor bytes. A plan is checked by :func:`plan_problems`:
 offsets aligned, arena large enough, and two tensors alive at the same step share bytes
 only when they are one alias group at consistent offsets, or an overlap pair with the output
@@ -19,20 +31,23 @@ at least ``distance`` bytes below the input. Weights (constants) are not in the 
 """
 from __future__ import annotations
 
+import heapq
 import logging
-from dataclasses import asdict, dataclass, field
-from typing import Callable
+from dataclasses import asdict, dataclass, field, replace
 
 from ..errors import UsageError
-from ..ir import Graph, Node
+from ..ir import Graph
+from ..kernels import KernelSelection, choose_kernels
 from .bounds import live_set_bound
 from .buffers import align_up, arena_size_of
 from .liveness import KIND_SCRATCH, TensorLife, ordered_nodes, tensor_lives, to_buffers
 from .paired_greedy import allocate_paired
-from .placement import arena_region, weight_regions
+from .placement import NO_TARGET_ARENA, NO_TARGET_EXTERNAL, NO_TARGET_WEIGHTS, RegionPlacement
 from .portfolio import plan_buffers
 from .reuse import OverlapPair, ReuseSet, find_reuse, group_buffers, groups_of
-from .schedule import order_peak, schedule as memory_aware_schedule
+from .schedule import order_peak
+from .schedule import schedule as memory_aware_schedule
+from .transfers import Transfer, find_transfers
 
 logger = logging.getLogger(__name__)
 SCHEDULES = ("memory-aware", "file")
@@ -41,7 +56,7 @@ SCHEDULES = ("memory-aware", "file")
 @dataclass(frozen=True)
 class TensorPlacement:
     name: str            # IR value name (or "<node>:scratch" for a scratch buffer)
-    region: str          # target region name, or "arena" when no target is given
+    region: str          # target region name (from the placement), "arena" before placement
     offset: int          # byte offset inside the activation arena
     size: int            # bytes (unpadded)
     first_step: int      # index in MemoryPlan.order of the first node that touches it
@@ -53,7 +68,7 @@ class TensorPlacement:
 class MemoryPlan:
     order: list[str]
     arena_bytes: int
-    lower_bound_bytes: int
+    no_reuse_bound_bytes: int          # live-set bound of this order without any reuse
     alignment: int
     io_in_arena: bool
     tensors: dict[str, TensorPlacement]
@@ -65,10 +80,30 @@ class MemoryPlan:
     pairs: list[OverlapPair] = field(default_factory=list)
     reuse_refusals: list[tuple[str, str]] = field(default_factory=list)
     schedule_exact: bool = False
+    placement: RegionPlacement | None = None
+    external: list[str] = field(default_factory=list)       # tensors of the external arena (graph split)
+    external_bytes: int = 0                                  # its size
+    transfers: dict[str, Transfer] = field(default_factory=dict)   # node -> copy across the arenas
+
+    def with_placement(self, placement: RegionPlacement) -> "MemoryPlan":
+        """This plan with the regions :mod:`.placement` chose (arena and weights)."""
+        external = set(self.external)
+
+        def moved(items: dict[str, TensorPlacement]) -> dict[str, TensorPlacement]:
+            return {name: _banked(p, placement) if p.name in placement.bank_of else
+                    replace(p, region=placement.external_region if name in external
+                            else placement.arena_region) for name, p in items.items()}
+        return replace(self, tensors=moved(self.tensors), scratch=moved(self.scratch),
+                       weights=dict(placement.weights), placement=placement)
 
     @property
     def total_tensor_bytes(self) -> int:
-        return sum(align_up(t.size, self.alignment) for t in [*self.tensors.values(), *self.scratch.values()])
+        """Packed bytes of the on-chip arena's tensors and scratch buffers."""
+        return sum(align_up(t.size, self.alignment) for t in self._on_chip())
+
+    def _on_chip(self) -> list[TensorPlacement]:
+        external = set(self.external)
+        return [p for p in [*self.tensors.values(), *self.scratch.values()] if p.name not in external]
 
     @property
     def reuse_rate(self) -> float:
@@ -78,20 +113,33 @@ class MemoryPlan:
 
     def peak_step(self) -> tuple[int, list[TensorPlacement]]:
         """The step where the arena's top is reached (ties: the most bytes alive), and the
-        tensors alive there, largest first."""
-        placements = [*self.tensors.values(), *self.scratch.values()]
-        best_step, best_key = 0, (-1, -1)
-        for step in range(len(self.order)):
-            alive = [p for p in placements if p.first_step <= step <= p.last_step]
-            key = (max((p.offset + align_up(p.size, self.alignment) for p in alive), default=0),
-                   sum(p.size for p in alive))
+        tensors alive there, largest first (the on-chip arena's)."""
+        placements = self._on_chip()
+        steps = len(self.order)
+        starting: list[list[TensorPlacement]] = [[] for _ in range(steps)]
+        change = [0] * (steps + 1)        # bytes alive: a sweep over the steps, not steps x tensors
+        for p in placements:
+            first, last = max(p.first_step, 0), min(p.last_step, steps - 1)
+            if first <= last:
+                starting[first].append(p)
+                change[first] += p.size
+                change[last + 1] -= p.size
+        tops: list[tuple[int, int]] = []  # max-heap of (-top, last step), expired ones dropped lazily
+        best_step, best_key, alive_bytes = 0, (-1, -1), 0
+        for step in range(steps):
+            alive_bytes += change[step]
+            for p in starting[step]:
+                heapq.heappush(tops, (-(p.offset + align_up(p.size, self.alignment)), p.last_step))
+            while tops and tops[0][1] < step:
+                heapq.heappop(tops)
+            key = (-tops[0][0] if tops else 0, alive_bytes)
             if key > best_key:
                 best_step, best_key = step, key
         alive = [p for p in placements if p.first_step <= best_step <= p.last_step]
         return best_step, sorted(alive, key=lambda p: -p.size)
 
     def to_json(self) -> dict:
-        return {"arena_bytes": self.arena_bytes, "lower_bound_bytes": self.lower_bound_bytes,
+        return {"arena_bytes": self.arena_bytes, "no_reuse_bound_bytes": self.no_reuse_bound_bytes,
                 "file_order_bound_bytes": self.file_order_bound_bytes, "alignment": self.alignment,
                 "io_in_arena": self.io_in_arena, "reuse_rate": round(self.reuse_rate, 4),
                 "allocator": self.allocator, "order": list(self.order),
@@ -99,17 +147,29 @@ class MemoryPlan:
                 "tensors": {name: asdict(p) for name, p in self.tensors.items()},
                 "scratch": {name: asdict(p) for name, p in self.scratch.items()},
                 "weights": dict(self.weights),
-                "overlaps": [asdict(p) for p in self.pairs]}
+                "overlaps": [asdict(p) for p in self.pairs],
+                "external": list(self.external), "external_bytes": self.external_bytes,
+                "transfers": {name: asdict(t) for name, t in self.transfers.items()},
+                "placement": self.placement.to_json() if self.placement is not None else None}
 
 
-def plan_memory(graph: Graph, target=None, *, alignment: int = 16, io_in_arena: bool = True,
-                scratch_bytes: Callable[[Node], int] | None = None, reuse: bool = True,
-                schedule: str = "memory-aware", time_limit: float = 10.0,
-                concat_in_place: bool | None = None, overlap: bool = True) -> MemoryPlan:
+def _banked(placement: TensorPlacement, regions: RegionPlacement) -> TensorPlacement:
+    """A tensor of a split arena (:mod:`.arena_banks`): its bank and its offset there."""
+    bank, offset = regions.bank_of[placement.name]
+    alias = None if placement.name in regions.unshared else placement.alias_of
+    return replace(placement, region=bank, offset=offset, alias_of=alias)
+
+
+def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignment: int = 16,
+                io_in_arena: bool = True, reuse: bool = True, schedule: str = "memory-aware",
+                time_limit: float = 10.0, concat_in_place: bool | None = None,
+                overlap: bool = True, external: frozenset[str] | set[str] = frozenset()) -> MemoryPlan:
     """Plan the activation arena of ``graph`` (module docstring). ``concat_in_place`` /
     ``overlap`` switch single reuse kinds (for measurements); ``reuse=False`` switches off
-    both (views still alias)."""
+    both (views still alias). ``external``: tensors planned in the external arena."""
     _check_options(alignment, schedule, time_limit)
+    kernels = kernels if kernels is not None else choose_kernels(graph, None, "reference")
+    scratch_bytes = kernels.scratch_bytes
     if schedule == "memory-aware":
         order = memory_aware_schedule(graph, alignment=alignment, io_in_arena=io_in_arena,
                                       scratch_bytes=scratch_bytes, time_limit=time_limit / 4)
@@ -122,11 +182,18 @@ def plan_memory(graph: Graph, target=None, *, alignment: int = 16, io_in_arena: 
     lives = tensor_lives(graph, names, io_in_arena=io_in_arena, scratch_bytes=scratch_bytes)
     bound = live_set_bound(to_buffers(lives, alignment)).bytes
     # views (Reshape & co.) always alias: they cost nothing and their kernel is a no-op then
+    external = frozenset(external)
     found = find_reuse(graph, nodes, lives, alignment, concat_in_place=concat_in_place if reuse else False,
-                       overlap=overlap and reuse)
-    offsets, allocator = _place(lives, found, alignment, time_limit)
-    plan = _assemble(graph, target, names, lives, found, offsets, alignment, io_in_arena, bound)
+                       overlap=overlap and reuse, distance=kernels.overlap_distance, external=external)
+    offsets, allocator = _place([life for life in lives if life.name not in external], found, alignment,
+                               time_limit)
+    if external:
+        outside = [life for life in lives if life.name in external]
+        offsets.update(_place(outside, found, alignment, time_limit / 2)[0])
+    plan = _assemble(graph, names, lives, found, offsets, alignment, io_in_arena, bound)
     plan.file_order_bound_bytes, plan.allocator, plan.schedule_exact = file_bound, allocator, exact
+    if external:
+        _split_arenas(plan, external, find_transfers(nodes, found, external))
     problems = plan_problems(plan)
     if problems:   # a bug, not a user mistake
         raise AssertionError("invalid memory plan: " + "; ".join(problems[:5]))
@@ -143,22 +210,35 @@ def _check_options(alignment: int, schedule: str, time_limit: float) -> None:
 
 
 def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit: float):
-    """Group offsets: portfolio without overlap vs pair-aware first fit; smaller arena wins."""
+    """Group offsets: portfolio without overlap vs pair-aware first fit; smaller arena wins.
+    When the overlap plan is already at or below the live-set bound of the groups, no
+    packing without overlap can beat it, so the portfolio's search is not run."""
     groups = groups_of(lives, found)
     buffers = group_buffers(groups, alignment)
+    paired_name = "paired first fit (overlap reuse)"
+    pairs = [p for p in found.pairs if p.output in groups and p.input in groups]
+    paired = allocate_paired(buffers, pairs, alignment, time_budget=time_limit) if pairs else None
+    if paired is not None and arena_size_of(buffers, paired) <= live_set_bound(buffers).bytes:
+        return paired, paired_name
     portfolio = plan_buffers(buffers, None, time_limit=max(0.1, time_limit / 2))
-    offsets, name = portfolio.offsets, portfolio.allocator
-    if found.pairs:
-        paired = allocate_paired(buffers, found.pairs, alignment, time_budget=min(0.3, time_limit / 8))
-        if arena_size_of(buffers, paired) < portfolio.arena_size:
-            offsets, name = paired, "paired first fit (overlap reuse)"
-    return offsets, name
+    if paired is not None and arena_size_of(buffers, paired) < portfolio.arena_size:
+        return paired, paired_name
+    return dict(portfolio.offsets), portfolio.allocator
 
 
-def _assemble(graph, target, names, lives, found: ReuseSet, offsets, alignment, io_in_arena,
+def _split_arenas(plan: MemoryPlan, external: frozenset[str], transfers: dict[str, Transfer]) -> None:
+    """Label the external arena's tensors and size both arenas (graph split)."""
+    plan.tensors = {name: replace(p, region=NO_TARGET_EXTERNAL) if name in external else p
+                    for name, p in plan.tensors.items()}
+    outside = [p for p in plan.tensors.values() if p.name in external]
+    plan.external, plan.transfers = sorted(p.name for p in outside), transfers
+    top = lambda items: max((p.offset + align_up(p.size, plan.alignment) for p in items), default=0)  # noqa: E731
+    plan.arena_bytes, plan.external_bytes = top(plan._on_chip()), top(outside)
+
+
+def _assemble(graph, names, lives, found: ReuseSet, offsets, alignment, io_in_arena,
               bound) -> MemoryPlan:
-    region = arena_region(target, max((offsets[found.root(life.name)[0]] + found.root(life.name)[1]
-                                       + align_up(life.size, alignment) for life in lives), default=0))
+    region = NO_TARGET_ARENA
     tensors, scratch = {}, {}
     for life in lives:
         root, inner = found.root(life.name)
@@ -179,7 +259,7 @@ def _assemble(graph, target, names, lives, found: ReuseSet, offsets, alignment, 
     arena = max((p.offset + align_up(p.size, alignment) for p in [*tensors.values(), *scratch.values()]),
                 default=0)
     return MemoryPlan(list(names), arena, bound, alignment, io_in_arena, tensors, scratch,
-                      weight_regions(graph, target), elided_nodes=list(found.elided),
+                      {v.name: NO_TARGET_WEIGHTS for v in graph.constants()}, elided_nodes=list(found.elided),
                       pairs=used_pairs, reuse_refusals=list(found.refusals))
 
 
@@ -189,21 +269,42 @@ def plan_problems(plan: MemoryPlan) -> list[str]:
     problems = [f"{p.name} offset {p.offset} is not a multiple of {plan.alignment}"
                 for p in placements if p.offset % plan.alignment]
     pairs = {(p.output, p.input): p.distance for p in plan.pairs}
-    for index, first in enumerate(placements):
-        for second in placements[index + 1:]:
-            if not _conflict(plan, first, second, pairs):
-                continue
-            problems.append(f"{first.name} [{first.offset}, +{first.size}) and {second.name} "
-                            f"[{second.offset}, +{second.size}) are alive together and share bytes")
-    top = max((p.offset + p.size for p in placements), default=0)
-    if plan.arena_bytes < top:
+    for index, other in _alive_together(placements):
+        first, second = placements[index], placements[other]
+        if not _conflict(plan, first, second, pairs):
+            continue
+        problems.append(f"{first.name} [{first.offset}, +{first.size}) and {second.name} "
+                        f"[{second.offset}, +{second.size}) are alive together and share bytes")
+    external = set(plan.external)
+    banks = plan.placement.arena_banks if plan.placement is not None else {}
+    for bank, size in banks.items():      # a split arena (.arena_banks): each bank on its own
+        top = max((p.offset + p.size for p in placements if p.region == bank and p.name not in external), default=0)
+        if size < top:
+            problems.append(f"arena bank {bank} {size} bytes < end of its highest tensor {top}")
+    top = max((p.offset + p.size for p in placements if p.name not in external), default=0)
+    if plan.arena_bytes < top and not banks:
         problems.append(f"arena {plan.arena_bytes} bytes < end of the highest tensor {top}")
+    top = max((p.offset + p.size for p in placements if p.name in external), default=0)
+    if plan.external_bytes < top:
+        problems.append(f"external arena {plan.external_bytes} bytes < end of its highest tensor {top}")
     return problems
 
 
-def _root_of(plan: MemoryPlan, name: str) -> str:
+def _alive_together(placements: list[TensorPlacement]) -> list[tuple[int, int]]:
+    """Index pairs ``(i, j)``, ``i < j``, of placements whose step ranges intersect, in the
+    order a double loop would give them; a sweep by first step, so a chain costs linear time."""
+    by_start = sorted(range(len(placements)), key=lambda i: placements[i].first_step)
+    found, active = [], []
+    for index in by_start:
+        start = placements[index].first_step
+        active = [i for i in active if placements[i].last_step >= start]
+        found.extend((min(i, index), max(i, index)) for i in active)
+        active.append(index)
+    return sorted(found)
+
+
+def _root_of(plan: MemoryPlan, name: str, pairs: dict) -> str:
     """The alias-group base of ``name`` (views and concat slices; overlap pairs are not groups)."""
-    pairs = {(p.output, p.input) for p in plan.pairs}
     while name in plan.tensors and plan.tensors[name].alias_of and (
             (name, plan.tensors[name].alias_of) not in pairs):
         name = plan.tensors[name].alias_of
@@ -213,10 +314,12 @@ def _root_of(plan: MemoryPlan, name: str) -> str:
 def _conflict(plan: MemoryPlan, first: TensorPlacement, second: TensorPlacement, pairs: dict) -> bool:
     if first.last_step < second.first_step or second.last_step < first.first_step:
         return False
+    if first.region != second.region:     # the on-chip and the external arena (graph split)
+        return False
     if first.offset + first.size <= second.offset or second.offset + second.size <= first.offset:
         return False
     if first.name in plan.tensors and second.name in plan.tensors:
-        roots = _root_of(plan, first.name), _root_of(plan, second.name)
+        roots = _root_of(plan, first.name, pairs), _root_of(plan, second.name, pairs)
         if roots[0] == roots[1]:
             return False     # one alias group: bytes shared by construction (views, slices)
         for out, inp in (roots, roots[::-1]):

@@ -97,10 +97,9 @@ def format_buffers(buffers: list[Buffer]) -> str:
 
 def write_plan(path: Path, buffers: list[Buffer], plan: Plan) -> None:
     """Write the plan CSV to ``path`` (its folder must exist)."""
-    path = Path(path)
-    if not path.parent.exists():
-        raise UsageError(f"cannot write {path}: folder {path.parent} does not exist")
-    path.write_text(format_plan(buffers, plan))
+    from ..safe_io import write_text  # atomic: a failed write keeps the old file
+
+    write_text(path, format_plan(buffers, plan), "-o")
 
 
 def read_plan_offsets(path: Path) -> dict:

@@ -15,7 +15,7 @@ bytes free below itself (from offset 0 and from buffers alive with the output), 
 output can start there.
 Several orders (largest first, earliest first, latest first: a chain of overlapping
 ops placed backwards stacks each input just above its output) with and without the reservation, plus
-seeded perturbations of them within a time budget, are tried; the smallest arena wins.
+a fixed number of seeded perturbations of them, are tried; the smallest arena wins.
 """
 from __future__ import annotations
 
@@ -59,12 +59,44 @@ def lowest_free(intervals: list[tuple[int, int]], alignment: int) -> int:
     return candidate
 
 
+class _AliveTable:
+    """The placed buffers alive at some time of a given buffer, from a table of the
+    (compressed) time segments each placed buffer covers: the work follows the lifetimes
+    instead of the square of the buffer count. Buffers with ``start >= end`` are tested one
+    by one (``overlaps_in_time`` is the rule either way)."""
+
+    def __init__(self, buffers: list[Buffer]) -> None:
+        times = sorted({t for b in buffers for t in (b.start, b.end)})
+        self.segment = {t: index for index, t in enumerate(times)}
+        self.covering: list[list[Buffer]] = [[] for _ in times]
+        self.empty: list[Buffer] = []
+        self.placed: list[Buffer] = []
+
+    def alive_with(self, buffer: Buffer) -> dict:
+        first, last = self.segment[buffer.start], self.segment[buffer.end]
+        if first >= last:
+            return {id(b): b for b in self.placed if b.overlaps_in_time(buffer)}
+        found = {id(b): b for s in range(first, last) for b in self.covering[s]}
+        found.update((id(b), b) for b in self.empty if b.overlaps_in_time(buffer))
+        return found
+
+    def add(self, buffer: Buffer) -> None:
+        first, last = self.segment[buffer.start], self.segment[buffer.end]
+        for s in range(first, last):
+            self.covering[s].append(buffer)
+        if first >= last:
+            self.empty.append(buffer)
+        self.placed.append(buffer)
+
+
 def place(ordered: list[Buffer], pairs: dict, alignment: int, reserve: bool) -> dict:
-    """Offsets from placing ``ordered`` one by one (see the module docstring)."""
+    """Offsets from placing ``ordered`` one by one (see the module docstring). Only placed
+    buffers alive with the buffer (or with the output it reserves room for) can forbid an
+    offset, and :func:`lowest_free` does not depend on the order of the intervals."""
     output_of_input = {inp: out for out, inp in pairs}
     by_id = {b.id: b for b in ordered}
     offsets: dict = {}
-    placed: list[Buffer] = []
+    table = _AliveTable(ordered)
     for buffer in ordered:
         pending = output_of_input.get(buffer.id)
         reserve_for = by_id[pending] if reserve and pending is not None and pending not in offsets else None
@@ -72,16 +104,31 @@ def place(ordered: list[Buffer], pairs: dict, alignment: int, reserve: bool) -> 
         if reserve_for is not None:       # room for the output below the input
             distance = min(align_up(pairs[reserve_for.id, buffer.id], alignment), reserve_for.packed_size)
             intervals.append((-1, distance))
-        for other in placed:
+        others = table.alive_with(buffer)
+        if reserve_for is not None:
+            others.update(table.alive_with(reserve_for))
+        for other in others.values():
             intervals += _forbidden(buffer, other, offsets[other.id], pairs, reserve_for, alignment)
         offsets[buffer.id] = lowest_free(intervals, alignment)
-        placed.append(buffer)
+        table.add(buffer)
     return offsets
 
 
+PERTURBATION_ROUNDS = 64
+PLACEMENT_WORK = 32_000_000   # buffer-pair checks all the rounds may make together
+
+
+def perturbation_rounds(buffer_count: int) -> int:
+    """Rounds of perturbation: :data:`PERTURBATION_ROUNDS`, fewer for very large graphs (one
+    round checks every pair of buffers: the work grows with the square of their number)."""
+    return max(1, min(PERTURBATION_ROUNDS, PLACEMENT_WORK // max(1, buffer_count) ** 2))
+
+
 def allocate_paired(buffers: list[Buffer], pairs: list[OverlapPair], alignment: int,
-                    time_budget: float = 0.5, seed: int = 0) -> dict:
-    """The best offsets found over the orders and perturbations (module docstring)."""
+                    time_budget: float = 60.0, seed: int = 0) -> dict:
+    """The best offsets found over the orders and :func:`perturbation_rounds` seeded
+    perturbations (module docstring). The result depends on the seed and the graph only, not
+    on the machine's speed; ``time_budget`` is a last-resort cap that stops early."""
     pair_map = {(p.output, p.input): p.distance for p in pairs}
     orders = [sorted(buffers, key=lambda b: (-b.packed_size, b.start)),
               sorted(buffers, key=lambda b: (-b.packed_size, -b.start)),
@@ -97,7 +144,9 @@ def allocate_paired(buffers: list[Buffer], pairs: list[OverlapPair], alignment: 
                 best, best_size = offsets, size
     generator = random.Random(seed)
     deadline = time.perf_counter() + time_budget
-    while buffers and time.perf_counter() < deadline:
+    for _ in range(perturbation_rounds(len(buffers)) if buffers else 0):
+        if time.perf_counter() > deadline:
+            break
         keys = {b.id: -b.packed_size * generator.uniform(0.7, 1.3) for b in buffers}
         direction = generator.choice((1, -1))
         ordered = sorted(buffers, key=lambda b: (keys[b.id], direction * b.start))

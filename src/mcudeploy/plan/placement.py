@@ -1,82 +1,86 @@
-"""Placement across memory regions: the activation arena and each weight tensor -> a region.
+"""Placement across memory regions: the activation arena, the application's fixed items and
+each weight tensor -> a region, decided once per deployment.
 
-Input: a graph, its :class:`~.memory_plan.MemoryPlan`, a :class:`~mcudeploy.targets.Target`
-and the bytes of each region already taken (stack, runtime state, application reserve).
-Output: :class:`RegionPlacement` (region of the arena and of every constant, bytes used per
-region, estimated access time of each choice).
+Input: a graph, the arena size of its :class:`~.memory_plan.MemoryPlan`, a
+:class:`~mcudeploy.targets.Target` and the :class:`~mcudeploy.options.DeploymentOptions`.
+Output: :class:`RegionPlacement` (region of the arena, of the fixed items and of every
+constant, bytes used per region, the reason of each choice). The memory plan takes its
+regions from it (:meth:`~.memory_plan.MemoryPlan.with_placement`), the ledger its lines,
+and the code generator its sections: nobody decides a region twice.
 
 Rules:
-1. The arena goes where :func:`arena_region` says (the same rule the memory plan and the
-   generated code use): on-chip before PSRAM, NPU-reachable first on an NPU target, then
-   the largest region with room; else it does not fit (the ledger says so).
-2. Weights stay where they are stored (flash). They are copied to on-chip RAM only when
-   that flash is slow — at least ``SLOW_FLASH_RATIO`` times below the fastest on-chip RAM's
-   bandwidth, as external octo/quad-SPI flash is (reads cost 2-20x) — or when
-   the user asks (``copy_weights_to_ram``, ``plan --weights-to-ram``), and only into the
-   room left after the arena (none when the arena did not fit anywhere): then the *hot*
-   ones move, by saved time per byte. Internal flash is the default home because on-chip
-   RAM is what the application needs for everything else (X-CUBE-AI and TFLite Micro keep
-   weights in flash too). A weight tensor is read once per output pixel
-   of its node (the C kernels re-read the filter for every pixel), so
+
+1. Fixed items (runtime state, stack, application reserve, and the input / output buffers
+   when they are the application's) go to the *home* region: the largest on-chip RAM that
+   may hold data, is not reserved and that the DMA reaches (inputs arrive by DMA).
+2. The arena goes to the **fastest** region that holds it (``bandwidth``, then lower
+   latency): DTCM before AXI SRAM on an STM32H7 when it fits. On an NPU target the NPU must
+   reach it (it streams every activation through it). Regions that are read-only, kept for
+   code (``holds_data = false``, an ITCM), reserved by the user (``reserve_regions``) or
+   external (PSRAM) when ``external_activations`` is off are never used. On-chip before
+   external: an arena lands in PSRAM only when no on-chip region holds it, and the plan says
+   so. ``activation_region`` pins it. When nothing holds it, the largest allowed region (the
+   one considered last: PSRAM when allowed) carries the overflow, and the reason names the
+   largest on-chip region too.
+3. Weights stay where they are stored (flash). They are copied to on-chip RAM only when that
+   flash is slow — at least ``SLOW_FLASH_RATIO`` times below the fastest on-chip RAM, as
+   external octo/quad-SPI flash is — or when ``weights = "ram"``, and only into the room left
+   after the arena; the *hot* ones move first, by saved time per byte. ``weights = "flash"``
+   never copies. A weight tensor is read once per output pixel of its node (the reference
+   kernels re-read the filter for every pixel), so
 
        traffic(weight) = nbytes x reads,   time(region) = traffic / bandwidth(region)
        saving per byte = reads x (1 / bandwidth(flash) - 1 / bandwidth(sram))
 
-3. Without a flash region weights go to the largest region with room.
-A region with unknown bandwidth (0) is treated as 100 MB/s for the estimate.
+4. A graph split's external arena (the tensors that cross a cut, :mod:`.transfers`) goes to
+   ``[split] region``, else to the largest writable external RAM of the target.
+5. ``split_arena``: when no single on-chip region holds the arena (none at all, or only
+   external RAM), it is spread over the allowed regions (fastest on-chip bank first, external
+   RAM last when allowed), alias group by alias group (:mod:`.arena_banks`): on chip before
+   external, tensor by tensor; each bank then holds its own arena array.
+
+A region with unknown bandwidth (0) is treated as 100 MB/s (``MemoryRegion.speed``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+from ..errors import UsageError
 from ..ir import Graph, Node, Value
+from ..options import DeploymentOptions
+from .arena_banks import Bank, split_over_banks
 
-DEFAULT_BANDWIDTH = 100e6
 SLOW_FLASH_RATIO = 4.0   # flash this much slower than on-chip RAM: weights worth copying
+NO_TARGET_ARENA, NO_TARGET_WEIGHTS, NO_TARGET_HOME = "arena", "flash", "sram"
+NO_TARGET_EXTERNAL = "external"   # the external arena of a graph split, before placement
 
 
 @dataclass
 class RegionPlacement:
-    arena_region: str | None
+    arena_region: str                     # the region the arena is in (or carries its overflow)
+    arena_fits: bool
+    home_region: str                      # fixed items (stack, runtime state, reserve, I/O)
     weights: dict[str, str]
     used: dict[str, int]
-    seconds: dict[str, float] = field(default_factory=dict)   # item -> estimated access time
+    capacity: dict[str, int | None]
+    reasons: dict[str, str] = field(default_factory=dict)    # item -> why this region
+    seconds: dict[str, float] = field(default_factory=dict)  # item -> estimated access time
     notes: list[str] = field(default_factory=list)
+    off_chip: list[str] = field(default_factory=list)        # items placed in external memory
+    external_region: str | None = None    # the external arena of a graph split (plan.external)
+    external_bytes: int = 0
+    arena_banks: dict[str, int] = field(default_factory=dict)   # split arena: bank -> bytes
+    bank_of: dict[str, tuple[str, int]] = field(default_factory=dict)   # split arena: tensor -> (bank, offset)
+    unshared: set[str] = field(default_factory=set)   # split arena: overlap outputs no longer sharing bytes
 
-
-def arena_region(target, arena_bytes: int = 0, free: dict[str, int] | None = None) -> str:
-    """Region of the activation arena ("arena" without a target): among the writable regions
-    with room for ``arena_bytes`` (``free`` bytes left per region, default their sizes),
-    on-chip before external RAM; on an NPU target the NPU-reachable, highest-bandwidth bank
-    (the NPU streams every activation through it); on a CPU-only target the largest: a
-    general-purpose SRAM rather than a small fast bank (CCM, DTCM), because DMA engines that
-    fill inputs can usually reach it and the small banks stay free for the application
-    (X-CUBE-AI places activations the same way by default).
-    When nothing has room: the largest on-chip region (the ledger then reports the overflow).
-    """
-    if target is None:
-        return "arena"
-    free = free if free is not None else {r.name: r.size for r in target.regions}
-    writable = [r for r in target.regions if r.writable]
-    fitting = [r for r in writable if free.get(r.name, 0) >= arena_bytes]
-    has_npu = target.npu is not None
-    best = max(fitting or writable or target.regions,
-               key=lambda r: (r.on_chip, has_npu and r.npu_access, has_npu and _bandwidth(r),
-                              free.get(r.name, 0)))
-    return best.name
-
-
-def weight_regions(graph: Graph, target) -> dict[str, str]:
-    """Default region of each constant: the largest flash region ("flash" without a target)."""
-    flash = [r for r in target.regions if r.kind == "flash"] if target is not None else []
-    name = max(flash, key=lambda r: r.size).name if flash else ("flash" if target is None
-                                                                   else arena_region(target))
-    return {value.name: name for value in graph.constants()}
-
-
-def _bandwidth(region) -> float:
-    return region.bandwidth or DEFAULT_BANDWIDTH
+    def to_json(self) -> dict:
+        return {"arena_region": self.arena_region, "arena_fits": self.arena_fits,
+                "home_region": self.home_region, "used": dict(self.used),
+                "capacity": dict(self.capacity), "reasons": dict(self.reasons),
+                "off_chip": list(self.off_chip), "notes": list(self.notes),
+                "external_region": self.external_region, "external_bytes": self.external_bytes,
+                "arena_banks": dict(self.arena_banks)}
 
 
 def weight_reads(node: Node) -> int:
@@ -92,23 +96,180 @@ def weight_reads(node: Node) -> int:
     return 1
 
 
-def place_regions(graph: Graph, arena_bytes: int, target, taken: dict[str, int] | None = None,
-                  copy_weights_to_ram: bool = False) -> RegionPlacement:
-    """Assign the arena and the weights to regions (module docstring)."""
-    taken = dict(taken or {})
-    free = {r.name: r.size - taken.get(r.name, 0) for r in target.regions}
-    chosen = next(r for r in target.regions if r.name == arena_region(target, arena_bytes, free))
-    arena = chosen if chosen.writable and free[chosen.name] >= arena_bytes else None
-    placement = RegionPlacement(arena.name if arena else None, {}, dict(taken))
-    if arena is None:
-        placement.notes.append(f"the activation arena ({arena_bytes} bytes) fits no writable region")
+def _capacities(target, options: DeploymentOptions) -> dict[str, int]:
+    """Usable bytes per region: on-chip regions capped at ``sram_limit``, reserved ones 0."""
+    reserved = set(options.reserve_regions)
+    unknown = reserved - {r.name for r in target.regions}
+    if unknown:
+        raise UsageError(f"reserve_regions: {', '.join(sorted(unknown))} not a region of target "
+                         f"{target.name!r}; its regions are {', '.join(r.name for r in target.regions)}")
+    capacity = {}
+    for region in target.regions:
+        size = region.size
+        if region.on_chip and options.sram_limit is not None:
+            size = min(size, options.sram_limit)
+        capacity[region.name] = 0 if region.name in reserved else size
+    return capacity
+
+
+def home_region(target, options: DeploymentOptions):
+    """Region of the fixed items (rule 1): largest DMA-reachable on-chip data RAM not reserved."""
+    usable = [r for r in target.regions if r.writable and r.holds_data and r.name not in options.reserve_regions]
+    on_chip = [r for r in usable if r.on_chip] or usable or list(target.regions)
+    return max(on_chip, key=lambda r: (r.dma_access, r.size))
+
+
+def _arena_candidates(target, options: DeploymentOptions) -> list:
+    if options.activation_region is not None:
+        region = target.region(options.activation_region)   # names the target's regions if unknown
+        if not region.writable:
+            raise UsageError(f"activation_region {region.name!r} of target {target.name!r} is read-only")
+        return [region]
+    has_npu = target.npu is not None
+    return [r for r in target.regions
+            if r.writable and r.holds_data and r.name not in options.reserve_regions
+            and (r.on_chip or options.external_activations) and (r.npu_access or not has_npu)]
+
+
+def choose_arena_region(target, arena_bytes: int, free: dict[str, int],
+                        options: DeploymentOptions) -> tuple[object, bool, str]:
+    """(region, fits, reason) of the arena (rule 2)."""
+    candidates = _arena_candidates(target, options)
+    if not candidates:
+        raise UsageError(f"target {target.name!r} has no writable region that may hold activations "
+                         "with these options (reserve_regions, external_activations, npu_access)")
+    fitting = [r for r in candidates if free[r.name] >= arena_bytes]
+    if fitting:
+        best = max(fitting, key=lambda r: (r.on_chip, r.speed, -r.latency_cycles, free[r.name]))
+        faster = [r.name for r in candidates if r.speed > best.speed and r.on_chip >= best.on_chip]
+        reason = (f"fastest region that holds {arena_bytes} bytes ({best.speed / 1e6:g} MB/s)"
+                  + (f"; {', '.join(faster)} faster but too small" if faster else ""))
+        if not best.on_chip:
+            reason += "; no on-chip region holds it: activations are OFF CHIP"
+        return best, True, reason
+    best = max(candidates, key=lambda r: (free[r.name], r.on_chip))
+    on_chip = [r for r in candidates if r.on_chip]
+    largest = max(on_chip, key=lambda r: free[r.name]) if on_chip else None
+    return best, False, (f"no allowed region holds {arena_bytes} bytes: the largest, {best.name}, has "
+                         f"{free[best.name]} free" + (f"; the largest on chip, {largest.name}, {free[largest.name]}"
+                                                      if largest is not None and largest is not best else ""))
+
+
+def external_arena_region(target, options: DeploymentOptions):
+    """Rule 4: the region of a graph split's external arena: ``[split] region``, else the
+    largest writable external RAM (PSRAM, SDRAM) of the target."""
+    if options.external_region is not None:
+        region = target.region(options.external_region)   # names the target's regions if unknown
+        if not region.writable or not region.holds_data:
+            raise UsageError(f"[split] region {region.name!r} of target {target.name!r} cannot hold data")
+        return region
+    external = [r for r in target.regions if r.writable and r.holds_data and not r.on_chip
+                and r.name not in options.reserve_regions]
+    if not external:
+        raise UsageError(f"target {target.name!r} has no external RAM for a graph split's tensors; "
+                         "its regions are " + ", ".join(r.name for r in target.regions)
+                         + " (give one with [split] region)")
+    return max(external, key=lambda r: r.size)
+
+
+def place_regions(graph: Graph, arena_bytes: int, target, options: DeploymentOptions,
+                  fixed: dict[str, int], external_bytes: int = 0, *, plan=None) -> RegionPlacement:
+    """Assign the fixed items, the arena and the weights to regions (module docstring);
+    ``external_bytes``: the external arena of a graph split (rule 4); ``plan``: the memory
+    plan, needed to split the arena over banks (rule 5)."""
+    capacity = _capacities(target, options)
+    home = home_region(target, options)
+    free = dict(capacity)
+    free[home.name] -= sum(fixed.values())
+    used = {home.name: sum(fixed.values())}
+    region, fits, reason = choose_arena_region(target, arena_bytes, free, options)
+    split = None
+    if (not fits or not region.on_chip) and options.split_arena and plan is not None \
+            and options.activation_region is None:
+        split = split_over_banks(plan, _banks(target, options, free))
+        if fits and not split.fits:
+            split = None            # the whole arena in external RAM stays the answer
+    placement = RegionPlacement(region.name, fits, home.name, {}, used, dict(capacity),
+                                {"activations": reason,
+                                 "fixed items": f"largest on-chip data RAM the DMA reaches ({home.name})"})
+    if split is not None and split.fits:
+        _apply_split(placement, split, target, free, arena_bytes)
     else:
-        free[arena.name] -= arena_bytes
-        placement.used[arena.name] = placement.used.get(arena.name, 0) + arena_bytes
-        placement.seconds["activations"] = _arena_traffic(graph) / _bandwidth(arena)
-    _place_weights(graph, target, free, placement,
-                   allow_on_chip=arena is not None and (copy_weights_to_ram or _slow_flash(target)))
+        used[region.name] = used.get(region.name, 0) + arena_bytes
+        if not region.on_chip:
+            placement.off_chip.append(f"activations ({arena_bytes} bytes) in {region.name}")
+        if split is not None:
+            placement.reasons["activations"] += f"; split over the banks: {split.reason}"
+    if external_bytes:
+        _place_external(target, options, external_bytes, free, placement)
+    if not placement.arena_fits:
+        placement.notes.append(f"the activation arena ({arena_bytes} bytes) fits no allowed region"
+                               + (" even split over the banks" if split is not None else ""))
+    elif not placement.arena_banks:
+        free[region.name] -= arena_bytes
+        placement.seconds["activations"] = _arena_traffic(graph) / region.speed
+    fits = placement.arena_fits
+    allow_copy = fits and options.weights != "flash" and (options.weights == "ram" or _slow_flash(target))
+    _place_weights(graph, target, free, placement, allow_copy)
     return placement
+
+
+def _banks(target, options: DeploymentOptions, free: dict[str, int]) -> list[Bank]:
+    """Rule 5: the regions the arena may use, fastest on-chip first, external RAM last."""
+    candidates = sorted(_arena_candidates(target, options),
+                        key=lambda r: (not r.on_chip, -r.speed, r.latency_cycles, -free[r.name], r.name))
+    return [Bank(r.name, free[r.name]) for r in candidates if free[r.name] > 0]
+
+
+def _apply_split(placement: RegionPlacement, split, target, free: dict[str, int], arena_bytes: int) -> None:
+    """Write a fitting bank split into ``placement`` (rule 5)."""
+    regions = {r.name: r for r in target.regions}
+    placement.arena_banks, placement.bank_of = dict(split.bank_bytes), dict(split.placements)
+    placement.unshared = set(split.unshared)
+    placement.arena_region = max(split.bank_bytes, key=lambda r: (split.bank_bytes[r], r))
+    placement.arena_fits = True
+    for bank, size in split.bank_bytes.items():
+        placement.used[bank] = placement.used.get(bank, 0) + size
+        free[bank] -= size
+        if not regions[bank].on_chip:
+            placement.off_chip.append(f"{len(split.tensors_in[bank])} activation tensor(s) ({size} bytes) "
+                                      f"in {bank} (split arena)")
+    shares = ", ".join(f"{bank} {size}" for bank, size in split.bank_bytes.items())
+    placement.reasons["activations"] = (f"no single on-chip region holds {arena_bytes} bytes: split arena over "
+                                        f"{len(split.bank_bytes)} banks ({shares} bytes)")
+
+
+def _place_external(target, options: DeploymentOptions, size: int, free: dict[str, int],
+                    placement: RegionPlacement) -> None:
+    region = external_arena_region(target, options)
+    if region.name == placement.arena_region:
+        raise UsageError(f"graph split: the on-chip arena ({placement.used.get(region.name, 0)} bytes) fits "
+                         f"no on-chip region, so it landed in {region.name!r} with the external one; tile more "
+                         "layers ([tiling]), spill more tensors ([split] auto), or set external_activations = "
+                         "false to see the overflow")
+    placement.external_region, placement.external_bytes = region.name, size
+    placement.used[region.name] = placement.used.get(region.name, 0) + size
+    placement.reasons["external activations"] = f"graph split: the tensors that cross a cut ({region.name})"
+    placement.off_chip.append(f"graph split: {size} bytes of spilled tensors in {region.name}")
+    if free[region.name] < size:
+        placement.notes.append(f"the external arena ({size} bytes) does not fit {region.name} "
+                               f"({free[region.name]} bytes free)")
+    free[region.name] -= size
+
+
+def no_target_placement(graph: Graph, arena_bytes: int, fixed: dict[str, int],
+                        external_bytes: int = 0) -> RegionPlacement:
+    """Without a target: one ``arena`` (and an ``external`` one for a graph split), weights
+    in ``flash``, nothing to overflow."""
+    weights = {value.name: NO_TARGET_WEIGHTS for value in graph.constants()}
+    used = {NO_TARGET_ARENA: arena_bytes, NO_TARGET_HOME: sum(fixed.values()),
+            NO_TARGET_WEIGHTS: sum(v.nbytes for v in graph.constants())}
+    if external_bytes:
+        used[NO_TARGET_EXTERNAL] = external_bytes
+    return RegionPlacement(NO_TARGET_ARENA, True, NO_TARGET_HOME, weights, used,
+                           {name: None for name in used}, {"activations": "no target: one arena"},
+                           external_region=NO_TARGET_EXTERNAL if external_bytes else None,
+                           external_bytes=external_bytes)
 
 
 def _slow_flash(target) -> bool:
@@ -118,7 +279,7 @@ def _slow_flash(target) -> bool:
     if not flash or not ram:
         return False
     home = max(flash, key=lambda r: r.size)
-    return max(_bandwidth(r) for r in ram) >= SLOW_FLASH_RATIO * _bandwidth(home)
+    return max(r.speed for r in ram) >= SLOW_FLASH_RATIO * home.speed
 
 
 def _arena_traffic(graph: Graph) -> int:
@@ -127,22 +288,25 @@ def _arena_traffic(graph: Graph) -> int:
                if v is not None and not v.is_constant)
 
 
-def _place_weights(graph: Graph, target, free: dict[str, int], placement: RegionPlacement,
-                   allow_on_chip: bool) -> None:
+def _weight_reads(graph: Graph) -> list[tuple[Value, int]]:
     reads: dict[str, tuple[Value, int]] = {}
     for node in graph.nodes:
         for value in node.inputs:
             if value is not None and value.is_constant:
                 previous = reads.get(value.name, (value, 0))[1]
                 reads[value.name] = (value, previous + weight_reads(node))
+    return sorted(reads.values(), key=lambda item: -item[1])       # most reads per byte first
+
+
+def _place_weights(graph: Graph, target, free: dict[str, int], placement: RegionPlacement,
+                   allow_on_chip: bool) -> None:
     flash = sorted((r for r in target.regions if r.kind == "flash"), key=lambda r: -r.size)
-    on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and allow_on_chip),
-                     key=lambda r: -_bandwidth(r))
+    on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and r.holds_data
+                      and allow_on_chip and free[r.name] > 0), key=lambda r: -r.speed)
     home = flash[0] if flash else None
-    hot = sorted(reads.values(), key=lambda item: -item[1])       # most reads per byte first
-    for value, count in hot:
+    for value, count in _weight_reads(graph):
         region = next((r for r in on_chip if free[r.name] >= value.nbytes), None)
-        better = region is not None and (home is None or _bandwidth(region) > _bandwidth(home))
+        better = region is not None and (home is None or region.speed > home.speed)
         if home is not None and not (better and count > 1):
             region = home
         if region is None:
@@ -151,4 +315,11 @@ def _place_weights(graph: Graph, target, free: dict[str, int], placement: Region
         free[region.name] -= value.nbytes
         placement.used[region.name] = placement.used.get(region.name, 0) + value.nbytes
         placement.weights[value.name] = region.name
-        placement.seconds[value.name] = value.nbytes * count / _bandwidth(region)
+        placement.seconds[value.name] = value.nbytes * count / region.speed
+    copied = sum(1 for name, region in placement.weights.items() if home is None or region != home.name)
+    if copied:
+        placement.reasons["weights"] = (f"{copied} hot weight tensor(s) copied to on-chip RAM "
+                                        + ("(weights = ram)" if home is None or not _slow_flash(target)
+                                           else f"({home.name} is >= {SLOW_FLASH_RATIO:g}x slower than on-chip RAM)"))
+    elif home is not None:
+        placement.reasons["weights"] = f"stored in {home.name} ({home.speed / 1e6:g} MB/s)"

@@ -8,6 +8,12 @@ Output: a :class:`ReuseSet` of
     the kernel (``mcu_reshape``) is a no-op when input and output coincide;
   - ``concat-slice``: a Concat input written by its producer straight into its slice of
     the Concat's output; the Concat itself then runs no kernel (``elided``).
+  - ``row-slice``: a Slice whose output is one contiguous byte range of its input (steps 1;
+    the axes before the sliced one have extent 1 in the output, those after it are whole:
+    in NHWC with batch 1, whole rows - a tile's stripe, :mod:`mcudeploy.passes.tile_spatial`)
+    is those bytes, at ``offset = sum(start_i * stride_i) * itemsize``; the Slice runs no
+    kernel (``elided``). Refused when the offset is not a multiple of the alignment (the
+    Slice then copies).
   An alias group (a base and its aliases) is placed as one buffer alive over the union of
   the members' lifetimes.
 * :class:`OverlapPair` - a node's output may start ``distance`` bytes (or more) below its
@@ -17,26 +23,30 @@ Output: a :class:`ReuseSet` of
 
 Checks (each refusal is recorded with its reason): the input's last reader is this node
 (``input-dies-here``), it is not a graph output (``not-graph-output``), both tensors are in
-the arena, the groups are plain (no concat slices), and the kernel's access order allows it.
+the arena, the groups are plain (no concat slices; an input group of slices is allowed when
+the node reads its base, which spans them all), and the kernel's access order allows it.
 Of a node's dead inputs, the one whose overlap saves most bytes (``in + out - max(out,
 distance + in)``) is paired. A Concat is done in place only when its slices are contiguous (all axes before the concat
 axis are 1, the C kernels write their output contiguously), no input is requantized, every
-input is a distinct node output, and doing so does not raise the live-set bound.
+input is a distinct node output, every slice starts at a multiple of the alignment, and
+doing so does not raise the live-set bound.
 
 Folding a Pad into the following Conv is a graph rewrite, not a plan: it is the pass
-:mod:`mcudeploy.passes.fold_pads`, run by :func:`mcudeploy.driver.load_for_deployment`.
+:mod:`mcudeploy.passes.fold_pads`, run by :func:`mcudeploy.driver.deploy`.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..ir import Graph, Node, Value
+from ..kernels.overlap import overlap_distance as reference_distance
 from .bounds import live_set_bound
 from .buffers import Buffer
 from .liveness import KIND_OUTPUT, TensorLife
-from .overlap import overlap_distance
 
+DistanceFunction = Callable[[Node, Value], "int | str"]
 VIEW_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
 
@@ -63,6 +73,12 @@ class ReuseSet:
     pairs: list[OverlapPair] = field(default_factory=list)
     refusals: list[tuple[str, str]] = field(default_factory=list)
     elided: list[str] = field(default_factory=list)
+    external: frozenset[str] = frozenset()   # tensors in the external arena (graph split)
+
+    def crosses(self, first: str, second: str) -> bool:
+        """True when one tensor is in the external arena and the other is not: they never
+        share bytes (a view between them is a transfer, :mod:`.memory_plan`)."""
+        return (first in self.external) != (second in self.external)
 
     def root(self, name: str) -> tuple[str, int]:
         """The group base of ``name`` and ``name``'s byte offset inside it."""
@@ -110,7 +126,7 @@ def groups_of(lives: list[TensorLife], reuse: ReuseSet) -> dict[str, Group]:
 
 def _is_slice(reuse: ReuseSet, name: str) -> bool:
     alias = reuse.aliases.get(name)
-    return alias is not None and alias.check == "concat-slice"
+    return alias is not None and alias.check in ("concat-slice", "row-slice")
 
 
 def group_buffers(groups: dict[str, Group], alignment: int) -> list[Buffer]:
@@ -118,20 +134,27 @@ def group_buffers(groups: dict[str, Group], alignment: int) -> list[Buffer]:
 
 
 def find_reuse(graph: Graph, nodes: list[Node], lives: list[TensorLife], alignment: int, *,
-               concat_in_place: bool | None = None, overlap: bool = True) -> ReuseSet:
+               concat_in_place: bool | None = None, overlap: bool = True,
+               distance: DistanceFunction = reference_distance,
+               external: frozenset[str] = frozenset()) -> ReuseSet:
     """All proved reuses (see the module docstring). ``concat_in_place``: None = where it
-    does not raise the live-set bound, True = wherever legal, False = never."""
+    does not raise the live-set bound, True = wherever legal, False = never. ``distance``
+    is the chosen kernel variant's overlap rule (:meth:`mcudeploy.kernels.KernelSelection.
+    overlap_distance`; default: the reference kernels' proofs). ``external``: the tensors of
+    the external arena; nothing is shared across the two arenas."""
     arena = {life.name: life for life in lives}
-    reuse = ReuseSet()
+    reuse = ReuseSet(external=frozenset(external))
     for node in nodes:
         if node.op in VIEW_OPS:
             _view_alias(node, arena, reuse)
+        elif node.op == "Slice":
+            _row_slice_alias(node, arena, reuse, alignment)
     if concat_in_place is not False:
         for node in nodes:
             if node.op == "Concat":
                 _concat_alias(node, arena, reuse, lives, alignment, force=bool(concat_in_place))
     if overlap:
-        _overlap_pairs(nodes, lives, reuse)
+        _overlap_pairs(nodes, lives, reuse, distance)
     return reuse
 
 
@@ -139,13 +162,52 @@ def _view_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet) -> No
     source, output = node.input(0), node.outputs[0]
     if source is None or source.name not in arena or output.name not in arena:
         reuse.refusals.append((node.name, "view: input or output is not in the arena (application-owned)"))
+    elif reuse.crosses(source.name, output.name):
+        reuse.refusals.append((node.name, "view: input and output are in different arenas (a transfer)"))
     elif source.nbytes != output.nbytes:
         reuse.refusals.append((node.name, "view: byte sizes differ"))
     else:
         reuse.aliases[output.name] = Alias(output.name, source.name, 0, "view")
 
 
-def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet) -> str | None:
+def contiguous_slice_offset(node: Node) -> int | None:
+    """Byte offset of a Slice's output in its input when the output is one contiguous byte
+    range of it (module docstring), else None."""
+    source, output = node.inputs[0], node.outputs[0]
+    starts = [0] * source.rank
+    for start, end, axis, step in zip(*(node.attrs[k] for k in ("starts", "ends", "axes", "steps"))):
+        axis %= source.rank
+        selected = range(source.shape[axis])[slice(start, end, step)]
+        if selected.step != 1 and len(selected) > 1:
+            return None
+        starts[axis] = selected.start
+    partial = [axis for axis in range(source.rank) if output.shape[axis] != source.shape[axis]]
+    first = partial[0] if partial else source.rank - 1
+    if any(output.shape[axis] != 1 for axis in range(first)) or partial[1:]:
+        return None
+    strides = [math.prod(source.shape[axis + 1:]) for axis in range(source.rank)]
+    return sum(start * stride for start, stride in zip(starts, strides)) * source.dtype.itemsize
+
+
+def _row_slice_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, alignment: int) -> None:
+    source, output = node.input(0), node.outputs[0]
+    offset = contiguous_slice_offset(node)
+    if source is None or source.name not in arena or output.name not in arena:
+        reuse.refusals.append((node.name, "row-slice: input or output is not in the arena"))
+    elif reuse.crosses(source.name, output.name):
+        reuse.refusals.append((node.name, "row-slice: input and output are in different arenas (a transfer)"))
+    elif offset is None:
+        reuse.refusals.append((node.name, "row-slice: the slice is not one contiguous byte range"))
+    elif offset % alignment:
+        reuse.refusals.append((node.name, f"row-slice: byte offset {offset} is not a multiple of the "
+                                          f"alignment {alignment}"))
+    else:
+        reuse.aliases[output.name] = Alias(output.name, source.name, offset, "row-slice")
+        reuse.elided.append(node.name)
+
+
+def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet,
+                   alignment: int = 1) -> str | None:
     """Why the Concat cannot be done in place (None when it can)."""
     output = node.outputs[0]
     axis = node.attrs["axis"] % output.rank
@@ -164,12 +226,19 @@ def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet) ->
             return f"input {value.name!r} already shares bytes with another tensor"
         if value.dtype != output.dtype or value.quant != output.quant:
             return f"input {value.name!r} is requantized by the Concat"
+        if reuse.crosses(value.name, output.name):
+            return f"input {value.name!r} is in the other arena"
+    offset = 0
+    for value in node.inputs:
+        if offset % alignment:
+            return f"input {value.name!r} would start at byte {offset}, not a multiple of the alignment {alignment}"
+        offset += value.nbytes
     return None
 
 
 def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, lives: list[TensorLife],
                   alignment: int, force: bool) -> None:
-    refusal = concat_refusal(node, arena, reuse)
+    refusal = concat_refusal(node, arena, reuse, alignment)
     if refusal:
         reuse.refusals.append((node.name, "concat in place: " + refusal))
         return
@@ -180,7 +249,8 @@ def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, liv
         added.append(value.name)
         offset += value.nbytes
     after = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
-    if after > before and not force:
+    # in the external arena (graph split) the slices are the stores' copies: always in place
+    if after > before and not force and node.outputs[0].name not in reuse.external:
         for name in added:
             del reuse.aliases[name]
         reuse.refusals.append((node.name, f"concat in place would raise the live-set bound "
@@ -189,18 +259,20 @@ def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, liv
         reuse.elided.append(node.name)
 
 
-def _overlap_pairs(nodes: list[Node], lives: list[TensorLife], reuse: ReuseSet) -> None:
+def _overlap_pairs(nodes: list[Node], lives: list[TensorLife], reuse: ReuseSet,
+                   distance: DistanceFunction) -> None:
     groups = groups_of(lives, reuse)
+    planned = {life.name for life in lives}   # once, not once per node
     for step, node in enumerate(nodes):
         if not node.outputs or node.op in VIEW_OPS or node.name in reuse.elided:
             continue
         output = node.outputs[0]
         out_root = reuse.root(output.name)[0]
-        if output.name not in {l.name for l in lives} or not groups[out_root].plain:
+        if output.name not in planned or not groups[out_root].plain:
             continue
         best: OverlapPair | None = None
         for value in {v.name: v for v in node.inputs if v is not None and not v.is_constant}.values():
-            result = _pair_for(node, step, value, out_root, groups, reuse)
+            result = _pair_for(node, step, value, out_root, groups, reuse, distance)
             if isinstance(result, str):
                 reuse.refusals.append((node.name, f"overlap over {value.name!r}: {result}"))
             elif best is None or _saving(result, groups) > _saving(best, groups):
@@ -216,20 +288,24 @@ def _saving(pair: OverlapPair, groups: dict[str, Group]) -> int:
 
 
 def _pair_for(node: Node, step: int, value: Value, out_root: str, groups: dict[str, Group],
-              reuse: ReuseSet) -> OverlapPair | str:
+              reuse: ReuseSet, distance_of: DistanceFunction) -> OverlapPair | str:
     root = reuse.root(value.name)[0]
     group = groups.get(root)
     if group is None:
         return "input is not in the arena"
     if root == out_root:
         return "input and output already share bytes"
-    if not group.plain:
+    if reuse.crosses(root, out_root):
+        return "input and output are in different arenas"
+    if not group.plain and not (root == value.name and group.size == value.nbytes):
+        # a group of slices may still be overlapped as a whole: the node reads its base,
+        # which spans every member (an in-place concat's output, a tiled region's input)
         return "input shares bytes with a concat"
     if group.last_step != step:
         return "input-dies-here: the input is read again later"
     if group.holds_output:
         return "not-graph-output: the input is a graph output"
-    distance = overlap_distance(node, value)
+    distance = distance_of(node, value)
     if isinstance(distance, str):
         return distance
     if distance >= groups[out_root].size:

@@ -28,7 +28,7 @@ from typing import Callable
 from ..ir import Graph, Node
 from .bounds import live_set_bound
 from .buffers import align_up
-from .liveness import in_arena, to_buffers, tensor_lives
+from .liveness import in_arena, tensor_lives, to_buffers
 
 
 @dataclass
@@ -95,20 +95,46 @@ def _expand(problem: _Problem, state: int, live: int, node: int) -> tuple[int, i
     return after_state, step, live + problem.kept[node] - freed
 
 
+def _successors(problem: _Problem, count: int) -> list[list[int]]:
+    successors: list[list[int]] = [[] for _ in range(count)]
+    for node, mask in enumerate(problem.predecessors):
+        while mask:
+            low = mask & -mask
+            successors[low.bit_length() - 1].append(node)
+            mask ^= low
+    return successors
+
+
+def _ready_after(problem: _Problem, successors: list[list[int]], ready: tuple[int, ...],
+                 node: int, after: int) -> tuple[int, ...]:
+    """The nodes runnable from state ``after`` (= the state ``ready`` belongs to, plus
+    ``node``): ``ready`` without ``node``, plus the successors ``node`` was the last wait of.
+    Kept incrementally (sorted, as the full scan would find them), so a level costs its
+    ready nodes, not every node of the graph: linear time on a chain."""
+    released = [s for s in successors[node] if not problem.predecessors[s] & ~after]
+    if not released:
+        return tuple(n for n in ready if n != node)
+    return tuple(sorted({n for n in ready if n != node} | set(released)))
+
+
 def _search(problem: _Problem, count: int, beam_width: int, deadline: float):
+    successors = _successors(problem, count)
     level = {0: (0, problem.initial, None, None)}   # state -> (peak, live, parent, node)
+    ready_of = {0: tuple(n for n in range(count) if not problem.predecessors[n])}
     history = [level]
     exact, states = True, 1
     for _ in range(count):
         following: dict[int, tuple] = {}
+        following_ready: dict[int, tuple[int, ...]] = {}
         for state, (peak, live, _, _) in level.items():
-            for node in range(count):
-                if state >> node & 1 or problem.predecessors[node] & ~state:
-                    continue
+            for node in ready_of[state]:
                 after, step, live_after = _expand(problem, state, live, node)
                 candidate = (max(peak, step), live_after, state, node)
                 if after not in following or candidate[:2] < following[after][:2]:
                     following[after] = candidate
+                    if after not in following_ready:
+                        following_ready[after] = _ready_after(problem, successors,
+                                                               ready_of[state], node, after)
         states += len(following)
         if len(following) > beam_width or time.perf_counter() > deadline:
             exact = exact and len(following) <= beam_width
@@ -118,6 +144,7 @@ def _search(problem: _Problem, count: int, beam_width: int, deadline: float):
             following = dict(keep)
         history.append(following)
         level = following
+        ready_of = {state: following_ready[state] for state in following}
     return history, exact, states
 
 

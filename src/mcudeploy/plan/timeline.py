@@ -7,8 +7,10 @@ dashed lines are the arena size and the live-set lower bound.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from ..safe_io import write_bytes
 from .memory_plan import MemoryPlan
 
 
@@ -30,16 +32,16 @@ def write_timeline(plan: MemoryPlan, path: Path, title: str = "") -> Path:
                                  edgecolor="black", linewidth=0.3))
     axes.axhline(plan.arena_bytes, color="red", linestyle="--", linewidth=1,
                  label=f"arena {plan.arena_bytes} B")
-    axes.axhline(plan.lower_bound_bytes, color="blue", linestyle=":", linewidth=1,
-                 label=f"live-set bound {plan.lower_bound_bytes} B (no reuse)")
+    axes.axhline(plan.no_reuse_bound_bytes, color="blue", linestyle=":", linewidth=1,
+                 label=f"live-set bound {plan.no_reuse_bound_bytes} B (no reuse)")
     axes.set_xlim(0, max(1, len(plan.order)))
-    axes.set_ylim(0, max(plan.arena_bytes, plan.lower_bound_bytes, 1) * 1.05)
+    axes.set_ylim(0, max(plan.arena_bytes, plan.no_reuse_bound_bytes, 1) * 1.05)
     axes.set_xlabel("step (node in execution order)")
     axes.set_ylabel("arena offset (bytes)")
     axes.set_title(title or f"memory timeline: {len(plan.tensors)} tensors")
     axes.legend(loc="upper right", fontsize="small")
     figure.tight_layout()
-    path = Path(path)
-    figure.savefig(path, dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=100)   # PNG whatever the file name says
     pyplot.close(figure)
-    return path
+    return write_bytes(path, image.getvalue(), "--png")

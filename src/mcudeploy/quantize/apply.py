@@ -17,7 +17,8 @@ executor runs:
 * TFLite's op constraints from :mod:`.scheme`: fixed Softmax / Sigmoid / Tanh outputs, one
   set of parameters across MaxPool, Reshape, Concat, Pad, ... (union of observed ranges);
 * float graph inputs pass a QuantizeLinear, outputs a DequantizeLinear (``int8_io=True``
-  keeps them integer instead);
+  keeps them integer instead); float -> int QuantizeLinear rounds halves to even (ONNX),
+  or away from zero with ``tflite_rounding`` (TFLite's QUANTIZE, for a TFLite file);
 * ``keep_float`` nodes stay float with a DequantizeLinear before and a QuantizeLinear after,
   ``int16`` nodes run in 16x8 mode; unnamed data-movement ops follow their neighbours;
   nodes the integer reference cannot run (its ``prepare`` raises ``UnsupportedError``)
@@ -36,6 +37,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, UsageError
 from ..ir import DType, Graph, Node, QuantParams, Value, verify
+from ..reference.int_kernels import get_int_kernel
 from . import scheme
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ class QuantizeOptions:
     int8_io: bool = False
     activation_dtype: str = "int8"   # "int16": the whole graph in 16x8 mode
     weights: str = "per-channel"      # one of WEIGHT_GRANULARITIES
+    tflite_rounding: bool = False     # float -> int QuantizeLinear rounds halves away from zero
 
     @property
     def granularity(self) -> str:
@@ -194,7 +197,9 @@ class _Builder:
             node = self.out.add_node("DequantizeLinear", [source], name=f"{value.name}_dequantize",
                                      output_names=[f"{value.name}_float"])
         else:
-            node = self.out.add_node("QuantizeLinear", [source], {"to": kind},
+            rounding = "half_away_from_zero" if self.options.tflite_rounding and source.dtype.is_float \
+                else "half_to_even"
+            node = self.out.add_node("QuantizeLinear", [source], {"to": kind, "rounding": rounding},
                                      name=f"{value.name}_quantize_{kind}",
                                      output_names=[f"{value.name}_{kind}"])
             node.outputs[0].quant = self.params(value, kind)
@@ -291,8 +296,6 @@ class _Builder:
 
 def _unsupported_nodes(graph: Graph, built_from: set[str]) -> dict[str, str]:
     """Nodes of ``graph`` (from the source graph) the integer reference refuses, with why."""
-    from ..reference.int_kernels import get_int_kernel
-
     reasons = {}
     for node in graph.nodes:
         if node.name not in built_from or not any(v.dtype.is_integer and v.quant is not None

@@ -1,35 +1,52 @@
 """Calibration observers: from the values a tensor took on calibration data to a range
 ``[low, high]`` that the scheme (:mod:`.scheme`) turns into a scale and zero point.
 
-Every observer tracks the exact minimum and maximum and keeps a bounded, seeded random
-sample of the values (``ValueSample``, at most ``MAX_SAMPLE`` numbers: each batch adds up
-to ``PER_UPDATE`` of its elements; when full, half the sample is dropped at random). The
-range methods:
+A :class:`TensorObserver` is updated once per calibration sample and never holds the
+values: its state is the exact minimum, maximum, count and number of exact zeros, plus
+(``histogram=True``, for every method but ``minmax``) a histogram of the values with
+``FINE_BINS`` bins per sign over ``[-R, R]`` (bin width ``w = R / FINE_BINS``, bin edges on
+multiples of ``w``, exact zeros counted apart). ``R`` is the power of two above the first
+sample's ``max|x|`` and doubles whenever a sample reaches it; doubling merges neighbouring
+bins pairwise, which is exact, so the histogram is the same whatever the order of the
+samples, and observers of different samples merge exactly (:meth:`TensorObserver.merge`:
+calibration runs samples on several threads). The final ``R`` is at most ``2 max|x|``, so
+at least ``FINE_BINS / 2`` bins cover ``[0, max|x|]``. Quantiles and
+re-binned histograms read the counts as uniform within a bin. Memory per tensor:
+``2 * FINE_BINS`` counts (256 KiB), whatever the number of samples.
 
-* ``minmax``: ``[min, max]`` exactly;
-* ``percentile``: ``[P(100 - p), P(p)]`` of the sample (default ``p = 99.99``), inside
+The range methods:
+
+* ``minmax``: ``[min, max]`` exactly (no histogram);
+* ``percentile``: ``[P(100 - p), P(p)]`` of all values (default ``p = 99.99``), inside
   ``[min, max]``; clips rare outliers;
-* ``entropy`` (KL divergence, TensorRT's method; details as in onnxruntime): histogram
-  ``|x|`` over ``[0, max|x|]`` into 2048 bins, the exact-zero spike of bin 0 replaced by bin
-  1's count (a ReLU output's zeros are exact whatever the range); for each threshold ``t``
-  (bin ``i``, from the larger of bin 128 and the bin of the ``P(99.99)`` of ``|x|`` up: KL
-  alone clips the sparse large values of ReLU / ReLU6 outputs, whose mass is tiny but whose
-  signal is not), the reference ``P`` is the first ``i`` bins with the tail folded into the
-  last, ``Q`` is the first ``i`` bins merged into 128 levels and spread back over the bins
-  where ``P`` is non-zero; empty bins of both get ``1e-4`` (taken from the others); pick ``t``
-  minimising ``KL(P || Q) = sum P log(P / Q)``, then ``[max(min, -t), min(max, t)]``;
+* ``entropy`` (KL divergence, TensorRT's method; details as in onnxruntime): a histogram
+  of ``|x|`` over ``[0, max|x|]`` in 2048 bins (re-binned from the fine one), the
+  exact-zero spike of bin 0 replaced by bin 1's count (a ReLU output's zeros are exact
+  whatever the range); for each threshold ``t`` (bin ``i``, from the larger of bin 128 and
+  the bin of the ``P(99.99)`` of ``|x|`` up: KL alone clips the sparse large values of ReLU
+  / ReLU6 outputs, whose mass is tiny but whose signal is not), the reference ``P`` is the
+  first ``i`` bins with the tail folded into the last, ``Q`` is the first ``i`` bins merged
+  into 128 levels and spread back over the bins where ``P`` is non-zero; empty bins of both
+  get ``1e-4`` (taken from the others); pick ``t`` minimising ``KL(P || Q) = sum P log(P /
+  Q)``, then ``[max(min, -t), min(max, t)]``;
 * ``mse``: ``[a * min, b * max]`` minimising the mean squared int8 (asymmetric)
-  quantize-dequantize error of (up to 32768 values of) the sample; ``a`` and ``b`` on a
-  geometric grid over ``[0.01, 1]``: first ``a = b``, then two rounds of coordinate descent.
+  quantize-dequantize error over the histogram (each bin's count at its centre, exact
+  zeros at 0); ``a`` and ``b`` on a geometric grid over ``[0.01, 1]``: first ``a = b``, then
+  two rounds of coordinate descent.
+
+Before histograms, the observers kept a random sample of at most 2^18 values per tensor
+(2^14 per update); ``percentile``, ``entropy`` and ``mse`` now see every value, to within
+one fine bin (``max|x| / 8192`` at worst, a sixtieth of an int8 step of the full range),
+so their ranges move by what that sampling changed (``tests/test_quantize_stream.py``).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
 
-MAX_SAMPLE = 1 << 18
-PER_UPDATE = 1 << 14
+FINE_BINS = 1 << 14       # per sign
 HISTOGRAM_BINS = 2048
 KL_LEVELS = 128
 KL_FIRST_BIN = 128
@@ -37,49 +54,120 @@ KL_EPSILON = 1e-4
 MSE_SMALLEST_FACTOR = 0.01
 
 
-class ValueSample:
-    """Exact min / max plus a bounded random sample of the observed values."""
+class TensorObserver:
+    """Exact min / max / count / zeros of a tensor's values and (``histogram``) their
+    histogram (module docstring)."""
 
-    def __init__(self, seed: int = 0) -> None:
-        self.low = np.inf
-        self.high = -np.inf
+    def __init__(self, histogram: bool = True) -> None:
+        self.low, self.high = np.inf, -np.inf
         self.count = 0
-        self._parts: list[np.ndarray] = []
-        self._size = 0
-        self._rng = np.random.default_rng(seed)
-
-    def update(self, array: np.ndarray) -> None:
-        flat = np.asarray(array, dtype=np.float32).reshape(-1)
-        if flat.size == 0:
-            return
-        self.low = min(self.low, float(flat.min()))
-        self.high = max(self.high, float(flat.max()))
-        self.count += flat.size
-        if flat.size > PER_UPDATE:
-            flat = flat[self._rng.choice(flat.size, PER_UPDATE, replace=False)]
-        self._parts.append(flat.copy())
-        self._size += flat.size
-        if self._size > MAX_SAMPLE:
-            merged = self.values()
-            keep = self._rng.choice(merged.size, merged.size // 2, replace=False)
-            self._parts, self._size = [merged[keep]], merged.size // 2
-
-    def values(self) -> np.ndarray:
-        return np.concatenate(self._parts) if self._parts else np.zeros(0, np.float32)
+        self.zeros = 0
+        self.histogram = histogram
+        self.bound = 0.0                                  # R
+        self.counts = np.zeros(2 * FINE_BINS, np.int64) if histogram else None
 
     @property
     def empty(self) -> bool:
         return self.count == 0
 
+    def update(self, array: np.ndarray) -> None:
+        flat = np.asarray(array).reshape(-1)
+        if flat.size == 0:
+            return
+        low, high = float(flat.min()), float(flat.max())
+        self.low, self.high = min(self.low, low), max(self.high, high)
+        self.count += flat.size
+        if self.histogram:
+            self._add(flat.astype(np.float32, copy=False), max(abs(low), abs(high)))
 
-def minmax_range(sample: ValueSample) -> tuple[float, float]:
-    return sample.low, sample.high
+    def _add(self, flat: np.ndarray, peak: float) -> None:
+        nonzero = flat[flat != 0]
+        self.zeros += flat.size - nonzero.size
+        if nonzero.size == 0:
+            return
+        if self.bound == 0.0:
+            self.bound = math.ldexp(1.0, math.frexp(peak)[1])   # the power of two above peak
+        while peak >= self.bound:
+            self._double()
+        scale = np.float64(FINE_BINS) / self.bound
+        index = np.floor(nonzero.astype(np.float64) * scale).astype(np.int64) + FINE_BINS
+        np.clip(index, 0, 2 * FINE_BINS - 1, out=index)
+        self.counts += np.bincount(index, minlength=2 * FINE_BINS)
+
+    def _double(self) -> None:
+        self.counts, self.bound = _doubled(self.counts), self.bound * 2.0
+
+    def merge(self, other: "TensorObserver") -> None:
+        """Add ``other``'s observations (of other samples): exact, since both bounds are
+        powers of two and doubling keeps every bin edge."""
+        if other.empty:
+            return
+        self.low, self.high = min(self.low, other.low), max(self.high, other.high)
+        self.count += other.count
+        self.zeros += other.zeros
+        if not self.histogram or other.bound == 0.0:
+            return
+        counts, bound = other.counts, other.bound
+        if self.bound == 0.0:
+            self.bound = bound
+        while self.bound < bound:
+            self._double()
+        while bound < self.bound:
+            counts, bound = _doubled(counts), bound * 2.0
+        self.counts = self.counts + counts
+
+    # -- views of the histogram ---------------------------------------------------------------
+    def signed(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(edges, counts)`` over ``[-R, R]`` (zeros included in the bin starting at 0)."""
+        counts = self.counts.astype(np.float64)
+        counts[FINE_BINS] += self.zeros
+        return np.linspace(-self.bound, self.bound, 2 * FINE_BINS + 1), counts
+
+    def magnitudes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(edges, counts)`` of ``|x|`` over ``[0, R]``, zeros in the first bin."""
+        counts = (self.counts[FINE_BINS:] + self.counts[:FINE_BINS][::-1]).astype(np.float64)
+        counts[0] += self.zeros
+        return np.linspace(0.0, self.bound, FINE_BINS + 1), counts
 
 
-def percentile_range(sample: ValueSample, percentile: float = 99.99) -> tuple[float, float]:
-    values = sample.values()
-    low, high = np.percentile(values, [100.0 - percentile, percentile])
-    return max(sample.low, float(low)), min(sample.high, float(high))
+def _doubled(counts: np.ndarray) -> np.ndarray:
+    """The counts over ``[-2R, 2R]``: bins ``2k, 2k + 1`` of each sign merge (every new edge
+    is an old one)."""
+    negative, positive = counts[:FINE_BINS][::-1], counts[FINE_BINS:]
+    merged = [side.reshape(-1, 2).sum(axis=1) for side in (negative, positive)]
+    pad = np.zeros(FINE_BINS // 2, np.int64)
+    return np.concatenate([np.concatenate([merged[0], pad])[::-1], merged[1], pad])
+
+
+def _quantile(edges: np.ndarray, counts: np.ndarray, fraction: float) -> float:
+    """The value below which ``fraction`` of the counts lie (uniform within a bin)."""
+    cumulative = np.concatenate([[0.0], np.cumsum(counts)])
+    return float(np.interp(fraction * cumulative[-1], cumulative, edges))
+
+
+def _rebinned(edges: np.ndarray, counts: np.ndarray, new_edges: np.ndarray) -> np.ndarray:
+    """``counts`` over ``edges`` redistributed onto ``new_edges`` (uniform within a bin)."""
+    cumulative = np.concatenate([[0.0], np.cumsum(counts)])
+    return np.diff(np.interp(new_edges, edges, cumulative))
+
+
+def minmax_range(observer: TensorObserver) -> tuple[float, float]:
+    return observer.low, observer.high
+
+
+def _require_histogram(observer: TensorObserver, method: str) -> None:
+    if not observer.histogram:
+        raise ValueError(f"the {method} range needs an observer with a histogram")
+
+
+def percentile_range(observer: TensorObserver, percentile: float = 99.99) -> tuple[float, float]:
+    _require_histogram(observer, "percentile")
+    if observer.bound == 0.0:
+        return observer.low, observer.high
+    edges, counts = observer.signed()
+    low = _quantile(edges, counts, 1.0 - percentile / 100.0)
+    high = _quantile(edges, counts, percentile / 100.0)
+    return max(observer.low, low), min(observer.high, high)
 
 
 def _smoothed(counts: np.ndarray, epsilon: float = KL_EPSILON) -> np.ndarray | None:
@@ -110,49 +198,60 @@ def _kl_divergence(histogram: np.ndarray, index: int, levels: int = KL_LEVELS) -
     return float(np.sum(p * np.log(p / q)))
 
 
-def entropy_range(sample: ValueSample, bins: int = HISTOGRAM_BINS,
+def entropy_range(observer: TensorObserver, bins: int = HISTOGRAM_BINS,
                   percentile: float = 99.99) -> tuple[float, float]:
-    peak = max(abs(sample.low), abs(sample.high))
-    magnitudes = np.abs(sample.values())
-    if peak == 0.0 or magnitudes.size == 0:
-        return sample.low, sample.high
-    histogram, edges = np.histogram(magnitudes, bins=bins, range=(0.0, peak))
-    histogram = histogram.astype(np.float64)
+    _require_histogram(observer, "entropy")
+    peak = max(abs(observer.low), abs(observer.high))
+    if peak == 0.0 or observer.bound == 0.0:
+        return observer.low, observer.high
+    fine_edges, fine_counts = observer.magnitudes()
+    edges = np.linspace(0.0, peak, bins + 1)
+    histogram = _rebinned(fine_edges, fine_counts, edges)
     histogram[0] = histogram[1]
-    floor = float(np.percentile(magnitudes, percentile))
+    floor = _quantile(fine_edges, fine_counts, percentile / 100.0)
     first = min(max(KL_FIRST_BIN, int(np.searchsorted(edges, floor))), bins)
     divergences = [_kl_divergence(histogram, index) for index in range(first, bins + 1)]
     threshold = float(edges[first + int(np.argmin(divergences))])
-    return max(sample.low, -threshold), min(sample.high, threshold)
+    return max(observer.low, -threshold), min(observer.high, threshold)
 
 
-def quantization_error(values: np.ndarray, low: float, high: float, levels: int = 256) -> float:
-    """Mean squared error of asymmetric ``levels``-level fake quantization over [low, high]."""
+def quantization_error(values: np.ndarray, low: float, high: float, levels: int = 256,
+                       weights: np.ndarray | None = None) -> float:
+    """Mean squared error of asymmetric ``levels``-level fake quantization over [low, high]
+    (``weights``: how many values each entry of ``values`` stands for)."""
+    values = np.asarray(values, np.float64)
     low, high = min(low, 0.0), max(high, 0.0)
     if high - low <= 0:
-        return float(np.mean(values.astype(np.float64) ** 2))
+        return float(np.average(values ** 2, weights=weights))
     scale = (high - low) / (levels - 1)
     zero_point = np.round(-low / scale)
     quantized = np.clip(np.round(values / scale) + zero_point, 0, levels - 1)
-    return float(np.mean(((quantized - zero_point) * scale - values) ** 2))
+    return float(np.average(((quantized - zero_point) * scale - values) ** 2, weights=weights))
 
 
-def mse_range(sample: ValueSample, steps: int = 60, max_values: int = 1 << 15) -> tuple[float, float]:
-    values = sample.values().astype(np.float64)
-    if values.size > max_values:
-        values = np.random.default_rng(0).choice(values, max_values, replace=False)
+def mse_range(observer: TensorObserver, steps: int = 60) -> tuple[float, float]:
+    _require_histogram(observer, "mse")
+    edges, counts = observer.signed()
+    centres = np.append((edges[:-1] + edges[1:]) / 2, 0.0)
+    counts = np.append(counts, float(observer.zeros))
+    counts[FINE_BINS] -= observer.zeros
+    used = counts > 0
+    values, weights = centres[used], counts[used]
+    low_end, high_end = observer.low, observer.high
+
+    def error(low: float, high: float) -> float:
+        return quantization_error(values, low, high, weights=weights)
+
     factors = np.geomspace(MSE_SMALLEST_FACTOR, 1.0, steps)
-    scale = min(factors, key=lambda f: quantization_error(values, f * sample.low, f * sample.high))
-    low, high = scale * sample.low, scale * sample.high
+    scale = min(factors, key=lambda f: error(f * low_end, f * high_end))
+    low, high = scale * low_end, scale * high_end
     for _ in range(2):  # coordinate descent: the upper end, then the lower end
-        high = min((f * sample.high for f in factors),
-                   key=lambda h: quantization_error(values, low, h)) if sample.high > 0 else high
-        low = min((f * sample.low for f in factors),
-                  key=lambda l: quantization_error(values, l, high)) if sample.low < 0 else low
+        high = min((f * high_end for f in factors), key=lambda h: error(low, h)) if high_end > 0 else high
+        low = min((f * low_end for f in factors), key=lambda lo: error(lo, high)) if low_end < 0 else low
     return float(low), float(high)
 
 
-RANGE_METHODS: dict[str, Callable[[ValueSample], tuple[float, float]]] = {
+RANGE_METHODS: dict[str, Callable[[TensorObserver], tuple[float, float]]] = {
     "minmax": minmax_range,
     "percentile": percentile_range,
     "entropy": entropy_range,
@@ -160,16 +259,29 @@ RANGE_METHODS: dict[str, Callable[[ValueSample], tuple[float, float]]] = {
 }
 
 
-def observed_range(sample: ValueSample, method: str = "minmax") -> tuple[float, float]:
-    """The range ``method`` (a key of :data:`RANGE_METHODS`) picks for ``sample``."""
-    if sample.empty:
+def needs_histogram(method: str) -> bool:
+    """Whether range ``method`` reads the observer's histogram (every one but minmax)."""
+    return method != "minmax"
+
+
+def observed_range(observer: TensorObserver, method: str = "minmax") -> tuple[float, float]:
+    """The range ``method`` (a key of :data:`RANGE_METHODS`) picks for ``observer``."""
+    if observer.empty:
         return 0.0, 0.0
-    return RANGE_METHODS[method](sample)
+    return RANGE_METHODS[method](observer)
 
 
-def clipped_fraction(sample: ValueSample, low: float, high: float) -> float:
-    """Share of sampled values outside ``[low, high]`` (they saturate when quantized)."""
-    values = sample.values()
-    if values.size == 0:
+def clipped_fraction(observer: TensorObserver, low: float, high: float) -> float:
+    """Share of the observed values outside ``[low, high]`` (they saturate when quantized),
+    from the histogram (uniform within a bin)."""
+    _require_histogram(observer, "clipped fraction")
+    if observer.empty or (observer.low >= low and observer.high <= high):
         return 0.0
-    return float(np.mean((values < low) | (values > high)))
+    edges, counts = observer.signed()
+    cumulative = np.concatenate([[0.0], np.cumsum(counts)])
+    below = float(np.interp(low, edges, cumulative)) if low > observer.low else 0.0
+    above = cumulative[-1] - float(np.interp(high, edges, cumulative)) if high < observer.high else 0.0
+    return float((below + above) / cumulative[-1])
+
+
+ValueSample = TensorObserver   # the former name

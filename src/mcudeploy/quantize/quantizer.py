@@ -5,30 +5,40 @@
 1. refuse models that are not float (already int8 / int16, ONNX QDQ, hybrid, float16
    weights) with a message saying what they are (:func:`check_float_model`);
 2. prepare (cleanup passes + integer-friendly rewrites, :mod:`.prepare`);
-3. load and check the calibration data, run it through the float reference and observe
-   every tensor (:mod:`.calibration`); pick ranges with the configured observer;
+3. load and check the calibration data, stream it sample by sample through the float model
+   and observe every tensor (:mod:`.calibration`, :mod:`.forward`); pick ranges with the
+   configured observer;
 4. optionally choose mixed precision automatically (:mod:`.sensitivity`);
-5. build the quantized graph (:mod:`.apply`) and the report (:mod:`.report`), scoring it on
-   the first ``evaluation_samples`` calibration samples.
+5. build the quantized graph (:mod:`.apply`) and the report (:mod:`.report`), measured one
+   sample at a time on the first ``evaluation_samples`` calibration samples, or fewer for
+   a large model (:func:`evaluation_count`).
+
+Memory stays bounded by a few samples' tensors plus the observers' fixed state, whatever
+the number of calibration samples; every long loop shows a progress bar with its ETA.
 """
 from __future__ import annotations
 
 import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import UnsupportedError, UsageError
 from ..ir import Graph
 from .apply import WEIGHT_GRANULARITIES, QuantizeOptions, quantize_graph
-from .calibration import ImagePreprocessing, calibrate, load_calibration
-from .metrics import concatenated, cosine, sqnr_db
-from .observers import RANGE_METHODS, observed_range
+from .calibration import CALIBRATION_THREADS, ImagePreprocessing, calibrate, load_calibration
+from .forward import forward
+from .observers import RANGE_METHODS, needs_histogram, observed_range
 from .prepare import prepare_for_quantization
-from .report import QuantizationReport, layer_records, tensor_records
+from .progress import progress_bar
+from .report import QuantizationReport, ReportEvaluation
 from .sensitivity import MixedPrecisionChoice, OutputScorer, choose_mixed_precision
-from .simulate import run_float_batch, run_quantized, stack_samples
+from .simulate import run_quantized, stack_samples
 
 log = logging.getLogger(__name__)
+EVALUATION_VALUES = 1 << 25     # activation values the report's samples may hold in all
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class QuantizationConfig:
     fallback: str = "int16"
     evaluation_samples: int = 16
     progress: bool = True
+    tflite_rounding: bool = False      # float inputs quantized as TFLite's QUANTIZE rounds (a .tflite file)
 
 
 @dataclass
@@ -92,7 +103,17 @@ def _options(config: QuantizationConfig) -> QuantizeOptions:
     return QuantizeOptions(per_channel=config.per_channel, weights=config.weights,
                            keep_float=frozenset(config.keep_float),
                            int16=frozenset(config.int16), int8_io=config.int8_io,
-                           activation_dtype=config.activations)
+                           activation_dtype=config.activations, tflite_rounding=config.tflite_rounding)
+
+
+def evaluation_count(graph: Graph, config: QuantizationConfig, available: int) -> int:
+    """How many samples the report (and the mixed-precision search) are measured on: the
+    first ``config.evaluation_samples``, or fewer when those would hold more than
+    :data:`EVALUATION_VALUES` activation values (a large model's per-layer figures already
+    rest on millions of values per sample), at least one."""
+    per_sample = sum(v.size for v in graph.values() if v.const is None)
+    by_values = max(1, EVALUATION_VALUES // max(per_sample, 1))
+    return max(1, min(config.evaluation_samples, by_values, available))
 
 
 def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = QuantizationConfig(),
@@ -102,16 +123,16 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
     options = _options(config)
     prepared = prepare_for_quantization(graph)
     samples = load_calibration(calibration, prepared, preprocessing=preprocessing)
-    observed = calibrate(prepared, samples, progress=config.progress)
-    ranges = {name: observed_range(sample, config.observer) for name, sample in observed.items()}
-    feeds = stack_samples(samples[:config.evaluation_samples])
-    float_capture = run_float_batch(prepared, feeds, capture=True)
-    scorer = OutputScorer(prepared, feeds, float_capture)
+    evaluation = samples[:evaluation_count(prepared, config, len(samples))]
+    observed = calibrate(prepared, samples, progress=config.progress, histogram=needs_histogram(config.observer))
+    ranges = {name: observed_range(observer, config.observer) for name, observer in observed.items()}
     mixed = None
     if config.auto_mixed:
+        float_outputs = [forward(prepared, sample) for sample in evaluation]
+        scorer = OutputScorer(prepared, stack_samples(evaluation), stack_samples(float_outputs))
         mixed = choose_mixed_precision(prepared, ranges, scorer, target_cosine=config.target_cosine,
                                        target_sqnr=config.target_sqnr, fallback=config.fallback,
-                                       options=options)
+                                       options=options, progress=config.progress)
         if not mixed.met:
             log.warning("mixed precision: the target was not met even with %d layer(s) in %s",
                         len(mixed.nodes), mixed.fallback)
@@ -119,18 +140,31 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
         options = (replace(options, int16=options.int16 | chosen) if mixed.fallback == "int16"
                    else replace(options, keep_float=options.keep_float | chosen))
     result = quantize_graph(prepared, ranges, options)
-    report = _report(graph, prepared, result.graph, observed, feeds, float_capture, config, len(samples))
+    report = _report(graph, prepared, result.graph, observed, evaluation, config, len(samples))
     report.float_nodes, report.int16_nodes = result.float_nodes, sorted(options.int16)
     return QuantizationOutcome(result.graph, prepared, ranges, report, mixed, result.unsupported)
 
 
-def _report(graph: Graph, prepared: Graph, quantized: Graph, observed, feeds, float_capture,
-            config: QuantizationConfig, count: int) -> QuantizationReport:
-    quantized_capture = run_quantized(quantized, feeds, capture=True)
-    names = [v.name for v in prepared.outputs]
-    reference, estimate = concatenated(float_capture, names), concatenated(quantized_capture, names)
+def _report(graph: Graph, prepared: Graph, quantized: Graph, observed, evaluation: list, config: QuantizationConfig,
+            count: int) -> QuantizationReport:
+    """The report, measured sample by sample on ``evaluation`` (:class:`ReportEvaluation`;
+    the sums do not depend on the order, so samples run on several threads)."""
+    figures, lock = ReportEvaluation(prepared, quantized), threading.Lock()
+
+    def evaluate(sample) -> None:
+        float_capture = forward(prepared, sample, keep=None)
+        quantized_capture = run_quantized(quantized, {k: v[None] for k, v in sample.items()}, capture=True)
+        with lock:
+            figures.add(float_capture, quantized_capture)
+            advance()
+
+    threads = max(1, min(CALIBRATION_THREADS, os.cpu_count() or 1, len(evaluation)))
+    with progress_bar(f"evaluating {graph.name}", len(evaluation), enabled=config.progress) as advance:
+        with ThreadPoolExecutor(threads) as pool:
+            for future in [pool.submit(evaluate, sample) for sample in evaluation]:
+                future.result()
     return QuantizationReport(
         model=str(graph.metadata.get("path", graph.name)), observer=config.observer, samples=count,
-        output_sqnr_db=sqnr_db(reference, estimate), output_cosine=cosine(reference, estimate),
-        tensors=tensor_records(quantized, observed),
-        layers=layer_records(prepared, quantized, float_capture, quantized_capture))
+        output_sqnr_db=figures.outputs.sqnr_db, output_cosine=figures.outputs.cosine,
+        tensors=figures.tensor_records(observed), layers=figures.layer_records(),
+        evaluation_samples=len(evaluation))

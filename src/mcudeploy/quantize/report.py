@@ -1,9 +1,13 @@
 """The quantization report: per tensor (dtype, scale, zero point, observed range, chosen
 range, clipped fraction) and per layer (precision, SQNR and cosine of its output against
-the float model), plus the model-output figures. JSON (``to_json``) or a rich table.
+the float model), plus the model-output figures, and its JSON (``to_json``); the terminal
+tables are :mod:`mcudeploy.report.quantize_render`.
 
-The clipped fraction is the share of calibration values outside the range the tensor's
-parameters can represent, ``[scale * (qmin - zp), scale * (qmax - zp)]``: they saturate.
+The figures are accumulated over the evaluation samples one sample at a time
+(:class:`ReportEvaluation`). The clipped fraction is the share of the evaluation samples'
+float values of a tensor (every one of them) outside the range the tensor's parameters can
+represent, ``[scale * (qmin - zp), scale * (qmax - zp)]``: they saturate. (Before streaming it
+was the share of a random sample of the calibration values.)
 """
 from __future__ import annotations
 
@@ -13,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..ir import Graph, Value
-from .metrics import cosine, sqnr_db
-from .observers import ValueSample, clipped_fraction
+from ..ir import Graph, Node, Value
+from .metrics import Agreement
+from .observers import TensorObserver
 
 
 @dataclass
@@ -49,6 +53,7 @@ class QuantizationReport:
     int16_nodes: list[str] = field(default_factory=list)
     tensors: list[TensorRecord] = field(default_factory=list)
     layers: list[LayerRecord] = field(default_factory=list)
+    evaluation_samples: int = 0         # the samples the figures were measured on
 
 
 def representable_range(value: Value) -> tuple[float, float]:
@@ -57,47 +62,77 @@ def representable_range(value: Value) -> tuple[float, float]:
     return scale * (int(info.min) - zero_point), scale * (int(info.max) - zero_point)
 
 
-def tensor_records(quantized: Graph, observed: dict[str, ValueSample]) -> list[TensorRecord]:
-    """One record per quantized activation that has calibration observations."""
-    records = []
-    for value in quantized.values():
-        if value.const is not None or value.quant is None or value.quant.axis is not None:
-            continue
-        sample = observed.get(value.name) or observed.get(value.name.rsplit("_int", 1)[0])
-        if sample is None:
-            continue
-        low, high = representable_range(value)
-        records.append(TensorRecord(value.name, value.dtype.value, float(value.quant.scale[0]),
-                                    int(value.quant.zero_point[0]), sample.low, sample.high,
-                                    clipped_fraction(sample, low, high)))
-    return records
-
-
 def _as_real(value: Value, array: np.ndarray) -> np.ndarray:
     if value.quant is not None and value.dtype.is_integer:
         return value.quant.dequantize(array)
     return array
 
 
-def layer_records(source: Graph, quantized: Graph, float_capture: dict[str, np.ndarray],
-                  quantized_capture: dict[str, np.ndarray]) -> list[LayerRecord]:
-    """SQNR / cosine of every source node's output as the quantized graph computes it."""
-    values = {v.name: v for v in quantized.values()}
-    nodes = {n.name: n for n in quantized.nodes}
-    records = []
-    for node in source.nodes:
-        name = node.outputs[0].name
-        candidates = [name, f"{name}_int8", f"{name}_int16"]
-        found = next((c for c in candidates if c in quantized_capture and c in values), None)
-        if found is None or name not in float_capture:
-            continue
-        estimate = _as_real(values[found], quantized_capture[found])
-        new = nodes.get(node.name)
-        precision = (new.outputs[0].dtype.value if new is not None else "float32")
-        records.append(LayerRecord(node.name, node.op, precision,
-                                   sqnr_db(float_capture[name], estimate),
-                                   cosine(float_capture[name], estimate)))
-    return records
+def _source_name(value: Value, float_names: set[str]) -> str | None:
+    """The float tensor a quantized tensor stands for (same name, or without ``_int8`` ...)."""
+    for name in (value.name, value.name.rsplit("_int", 1)[0]):
+        if name in float_names:
+            return name
+    return None
+
+
+class ReportEvaluation:
+    """The report's figures accumulated over evaluation samples, one sample at a time
+    (:meth:`add` takes one sample's float and quantized captures, keeps only sums): the
+    model outputs' SQNR / cosine, every source node's output as the quantized graph computes
+    it, and the share of every quantized tensor's float values outside its representable
+    range (its clipped fraction)."""
+
+    def __init__(self, source: Graph, quantized: Graph) -> None:
+        values = {v.name: v for v in quantized.values()}
+        nodes = {n.name: n for n in quantized.nodes}
+        float_names = {v.name for v in source.values() if v.const is None}
+        self.output_names = [v.name for v in source.outputs]
+        self.outputs = Agreement()
+        self.layers: list[tuple[Node, str, Value, str, Agreement]] = []
+        for node in source.nodes:
+            name = node.outputs[0].name
+            found = next((values[c] for c in (name, f"{name}_int8", f"{name}_int16") if c in values), None)
+            if found is not None:
+                new = nodes.get(node.name)
+                precision = new.outputs[0].dtype.value if new is not None else "float32"
+                self.layers.append((node, name, found, precision, Agreement()))
+        self.tensors: list[tuple[Value, str, list[int]]] = []
+        for value in quantized.values():
+            if value.const is None and value.quant is not None and value.quant.axis is None:
+                source_name = _source_name(value, float_names)
+                if source_name is not None:
+                    self.tensors.append((value, source_name, [0, 0]))
+
+    def add(self, float_capture: dict[str, np.ndarray], quantized_capture: dict[str, np.ndarray]) -> None:
+        for name in self.output_names:
+            self.outputs.add(float_capture[name], quantized_capture[name])
+        for _, name, value, _, agreement in self.layers:
+            if name in float_capture and value.name in quantized_capture:
+                agreement.add(float_capture[name], _as_real(value, quantized_capture[value.name]))
+        for value, name, clipped in self.tensors:
+            if name in float_capture:
+                low, high = representable_range(value)
+                array = float_capture[name]
+                clipped[0] += int(np.count_nonzero((array < low) | (array > high)))
+                clipped[1] += array.size
+
+    def layer_records(self) -> list[LayerRecord]:
+        """SQNR / cosine of every source node's output as the quantized graph computes it."""
+        return [LayerRecord(node.name, node.op, precision, agreement.sqnr_db, agreement.cosine)
+                for node, _, _, precision, agreement in self.layers if agreement.count]
+
+    def tensor_records(self, observed: dict[str, TensorObserver]) -> list[TensorRecord]:
+        """One record per quantized activation that has calibration observations."""
+        records = []
+        for value, name, (outside, total) in self.tensors:
+            observer = observed.get(name)
+            if observer is None or total == 0:
+                continue
+            records.append(TensorRecord(value.name, value.dtype.value, float(value.quant.scale[0]),
+                                        int(value.quant.zero_point[0]), observer.low, observer.high,
+                                        outside / total))
+        return records
 
 
 def _finite(number: float) -> float | str:
@@ -111,31 +146,3 @@ def to_json(report: QuantizationReport) -> str:
             row["sqnr_db"] = _finite(row["sqnr_db"])
     data["output_sqnr_db"] = _finite(data["output_sqnr_db"])
     return json.dumps(data, indent=2) + "\n"
-
-
-def print_report(report: QuantizationReport, console=None, *, worst: int = 15) -> None:
-    """A summary, the ``worst`` layers by SQNR, and the most clipped tensors, as rich tables."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    console.print(f"[bold]{report.model}[/]: observer {report.observer}, {report.samples} "
-                  f"calibration samples; output SQNR {report.output_sqnr_db:.1f} dB, "
-                  f"cosine {report.output_cosine:.5f}")
-    if report.float_nodes or report.int16_nodes:
-        console.print(f"float nodes: {', '.join(report.float_nodes) or '-'}; "
-                      f"int16 nodes: {', '.join(report.int16_nodes) or '-'}")
-    layers = Table(title=f"least accurate layers (of {len(report.layers)})")
-    for column in ("node", "op", "precision", "SQNR dB", "cosine"):
-        layers.add_column(column, justify="right" if column in ("SQNR dB", "cosine") else "left")
-    for row in sorted(report.layers, key=lambda r: r.sqnr_db)[:worst]:
-        layers.add_row(row.node, row.op, row.precision, f"{row.sqnr_db:.1f}", f"{row.cosine:.5f}")
-    console.print(layers)
-    tensors = Table(title=f"most clipped tensors (of {len(report.tensors)})")
-    for column in ("tensor", "dtype", "scale", "zp", "observed min", "observed max", "clipped"):
-        tensors.add_column(column, justify="left" if column == "tensor" else "right")
-    for row in sorted(report.tensors, key=lambda r: -r.clipped_fraction)[:worst]:
-        tensors.add_row(row.name, row.dtype, f"{row.scale:.4g}", str(row.zero_point),
-                        f"{row.observed_min:.4g}", f"{row.observed_max:.4g}",
-                        f"{100 * row.clipped_fraction:.3f}%")
-    console.print(tensors)

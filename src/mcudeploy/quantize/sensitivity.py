@@ -18,8 +18,9 @@ import numpy as np
 
 from ..ir import Graph
 from .apply import QuantizeOptions, quantize_graph
-from .metrics import concatenated, cosine, sqnr_db
-from .simulate import run_quantized
+from .metrics import Agreement
+from .progress import progress_bar
+from .simulate import batches, run_quantized, samples_per_batch
 
 log = logging.getLogger(__name__)
 
@@ -47,18 +48,25 @@ class MixedPrecisionChoice:
 
 
 class OutputScorer:
-    """Scores a quantized graph's outputs on fixed batched feeds against float outputs."""
+    """Scores a quantized graph's outputs on fixed samples against the float outputs, in
+    batches (:func:`~.simulate.samples_per_batch`), accumulating the sums of
+    :class:`~.metrics.Agreement`: memory is one batch, whatever the number of samples."""
 
     def __init__(self, source: Graph, feeds: dict[str, np.ndarray],
                  float_outputs: dict[str, np.ndarray]) -> None:
         self.names = [v.name for v in source.outputs]
         self.feeds = feeds
-        self.reference = concatenated(float_outputs, self.names)
+        self.reference = float_outputs
 
     def __call__(self, quantized: Graph) -> tuple[float, float]:
-        outputs = run_quantized(quantized, self.feeds)
-        estimate = concatenated(outputs, self.names)
-        return sqnr_db(self.reference, estimate), cosine(self.reference, estimate)
+        agreement, start = Agreement(), 0
+        for batch in batches(self.feeds, samples_per_batch(quantized)):
+            outputs = run_quantized(quantized, batch)
+            count = next(iter(batch.values())).shape[0]
+            for name in self.names:
+                agreement.add(self.reference[name][start:start + count], outputs[name])
+            start += count
+        return agreement.sqnr_db, agreement.cosine
 
 
 def candidate_nodes(graph: Graph) -> list[str]:
@@ -68,17 +76,19 @@ def candidate_nodes(graph: Graph) -> list[str]:
 
 def layer_sensitivity(graph: Graph, ranges: dict[str, tuple[float, float]], scorer: OutputScorer,
                       options: QuantizeOptions = QuantizeOptions(),
-                      candidates: list[str] | None = None) -> list[LayerSensitivity]:
+                      candidates: list[str] | None = None, progress: bool = False) -> list[LayerSensitivity]:
     """Per-candidate output SQNR / cosine with only that node quantized, most sensitive first."""
     names = {node.name: node for node in graph.nodes}
     candidates = candidate_nodes(graph) if candidates is None else candidates
     results = []
-    for name in candidates:
-        others = frozenset(names) - {name}
-        single = quantize_graph(graph, ranges, replace(options, keep_float=others)).graph
-        sqnr, cos = scorer(single)
-        results.append(LayerSensitivity(name, names[name].op, sqnr, cos))
-        log.debug("sensitivity %s: %.1f dB, cosine %.5f", name, sqnr, cos)
+    with progress_bar(f"sensitivity of {graph.name}", len(candidates), unit="layer", enabled=progress) as advance:
+        for name in candidates:
+            others = frozenset(names) - {name}
+            single = quantize_graph(graph, ranges, replace(options, keep_float=others)).graph
+            sqnr, cos = scorer(single)
+            results.append(LayerSensitivity(name, names[name].op, sqnr, cos))
+            log.debug("sensitivity %s: %.1f dB, cosine %.5f", name, sqnr, cos)
+            advance()
     return sorted(results, key=lambda r: (r.sqnr_db, r.cosine))
 
 
@@ -90,7 +100,7 @@ def choose_mixed_precision(graph: Graph, ranges: dict[str, tuple[float, float]],
                            scorer: OutputScorer, *, target_cosine: float = 0.99,
                            target_sqnr: float | None = None, fallback: str = "int16",
                            options: QuantizeOptions = QuantizeOptions(),
-                           candidates: list[str] | None = None) -> MixedPrecisionChoice:
+                           candidates: list[str] | None = None, progress: bool = False) -> MixedPrecisionChoice:
     """The fewest most-sensitive layers to run in ``fallback`` so that the target holds."""
     if fallback not in ("int16", "float"):
         raise ValueError(f"fallback must be 'int16' or 'float', got {fallback!r}")
@@ -98,7 +108,7 @@ def choose_mixed_precision(graph: Graph, ranges: dict[str, tuple[float, float]],
     history = [(0, sqnr, cos)]
     if _meets(sqnr, cos, target_cosine, target_sqnr):
         return MixedPrecisionChoice(fallback, [], True, sqnr, cos, [], history)
-    ranking = layer_sensitivity(graph, ranges, scorer, options, candidates)
+    ranking = layer_sensitivity(graph, ranges, scorer, options, candidates, progress=progress)
     chosen: list[str] = []
     for entry in ranking:
         chosen.append(entry.node)

@@ -5,18 +5,29 @@ bit-exact integer kernels (:mod:`mcudeploy.reference.int_kernels`, batched); nod
 run through the float kernels one sample at a time. A fully integer graph gives exactly what
 :func:`mcudeploy.reference.int_executor.run_int` gives.
 
-Feeds and results carry a leading batch axis: ``{name: (B, *declared_shape)}``.
+Feeds and results carry a leading batch axis: ``{name: (B, *declared_shape)}``. Long runs go
+in batches of :func:`samples_per_batch` samples (:func:`batches`): as many as keep the
+integer kernels' working arrays (int64, eight times an int8 tensor) of every tensor of the
+batch within ``BATCH_BYTES``, at least one and at most ``MAX_BATCH``: batched numpy kernels
+are faster per sample than one sample at a time, and memory stays bounded whatever the
+number of samples.
 """
 from __future__ import annotations
+
+from typing import Iterator
 
 import numpy as np
 
 from ..ir import Graph, Node
+from ..reference import run_float
 from ..reference.float_executor import _last_uses
 from ..reference.float_kernels import get_kernel
 from ..reference.int_kernels import get_int_kernel
 
 INTEGER_EDGE_OPS = ("QuantizeLinear", "DequantizeLinear")
+BATCH_BYTES = 256 << 20
+MAX_BATCH = 64
+WORKING_FACTOR = 8          # int64 working copies of int8 tensors
 
 
 def runs_integer(node: Node) -> bool:
@@ -69,8 +80,6 @@ def run_quantized(graph: Graph, feeds: dict[str, np.ndarray], *,
 def run_float_batch(graph: Graph, feeds: dict[str, np.ndarray], *,
                     capture: bool = False) -> dict[str, np.ndarray]:
     """The float reference on batched ``feeds`` (one sample at a time), stacked."""
-    from ..reference import run_float
-
     count = next(iter(feeds.values())).shape[0]
     runs = [run_float(graph, {k: v[i] for k, v in feeds.items()}, capture=capture)
             for i in range(count)]
@@ -80,3 +89,16 @@ def run_float_batch(graph: Graph, feeds: dict[str, np.ndarray], *,
 def stack_samples(samples: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """A list of per-sample feeds as one batched feed."""
     return {name: np.stack([sample[name] for sample in samples]) for name in samples[0]}
+
+
+def samples_per_batch(graph: Graph, budget: int = BATCH_BYTES) -> int:
+    """How many samples one batch holds (module docstring)."""
+    per_sample = WORKING_FACTOR * sum(v.nbytes for v in graph.values() if v.const is None)
+    return int(max(1, min(MAX_BATCH, budget // max(per_sample, 1))))
+
+
+def batches(feeds: dict[str, np.ndarray], size: int) -> Iterator[dict[str, np.ndarray]]:
+    """Batched ``feeds`` (``(N, ...)`` per input) in slices of ``size`` samples."""
+    count = next(iter(feeds.values())).shape[0] if feeds else 0
+    for start in range(0, count, size):
+        yield {name: array[start:start + size] for name, array in feeds.items()}

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..ir import Graph, Value, get_op
+from ..plan.liveness import TensorLife, tensor_lives
 
 
 @dataclass
@@ -87,23 +88,21 @@ class Analysis:
 
 
 def live_bytes_per_step(graph: Graph) -> list[tuple[int, list[Value]]]:
-    """For each node (in order): the bytes alive while it runs and the tensors alive."""
-    last_use: dict[int, int] = {}
-    end = len(graph.nodes)
-    for step, node in enumerate(graph.nodes):
-        for value in node.inputs:
-            if value is not None and not value.is_constant:
-                last_use[id(value)] = step
-    for value in graph.outputs:
-        last_use[id(value)] = end
-    live: dict[int, Value] = {id(v): v for v in graph.inputs}
+    """For each node (in order): the bytes alive while it runs and the tensors alive, from
+    the planner's liveness (:func:`mcudeploy.plan.liveness.tensor_lives`: the file's order,
+    inputs and outputs included, no alignment, no reuse)."""
+    values = {v.name: v for v in graph.inputs}
+    values.update({v.name: v for node in graph.nodes for v in node.outputs})
+    starting: dict[int, list[TensorLife]] = {}
+    for life in tensor_lives(graph):
+        starting.setdefault(life.first_step, []).append(life)
+    alive: dict[str, TensorLife] = {}
     result = []
-    for step, node in enumerate(graph.nodes):
-        for value in node.outputs:
-            live[id(value)] = value
-        result.append((sum(v.nbytes for v in live.values()), list(live.values())))
-        for key in [k for k in live if last_use.get(k, -1) <= step]:
-            del live[key]
+    for step in range(len(graph.nodes)):
+        alive.update((life.name, life) for life in starting.get(step, ()))
+        result.append((sum(life.size for life in alive.values()), [values[name] for name in alive]))
+        for name in [name for name, life in alive.items() if life.last_step <= step]:
+            del alive[name]
     return result
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .analysis import Analysis, TensorInfo
-from .console import make_console
+from .console import csv_cell, make_console
 
 
 def human_bytes(count: int) -> str:
@@ -53,7 +53,7 @@ def to_csv(analysis: Analysis) -> str:
         row = dataclasses.asdict(layer)
         row["input_shapes"] = ";".join(_shape(s) for s in layer.input_shapes)
         row["output_shapes"] = ";".join(_shape(s) for s in layer.output_shapes)
-        writer.writerow([row[c] for c in CSV_COLUMNS])
+        writer.writerow([csv_cell(row[c]) for c in CSV_COLUMNS])
     return out.getvalue()
 
 

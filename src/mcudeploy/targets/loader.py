@@ -10,16 +10,23 @@ The file format, documented for users in ``docs/targets.md``::
     input_spatial_multiple = 1        # model input H, W must be multiples of this
     regions_from = "board.mpool"      # optional: take [[regions]] from an ST memory-pool file
 
-    [core]      name, clock_mhz, fpu = none|single|double, dsp, mve = none|integer|float
+    [core]      name, clock_mhz, fpu = none|single|double, dsp, mve = none|integer|float,
+                icache_bytes, dcache_bytes, active_power_mw            (the last three: estimator)
     [npu]       name, clock_mhz, ops_per_cycle or tops, ops (IR op names), dtypes,
                 channel_alignment, strict_channel_alignment, max_kernel, max_stride,
-                max_dimension                                  (the whole table is optional)
+                max_dimension                                  (the whole table is optional);
+                for the estimator: accelerators, macs_per_accelerator, stream_engines,
+                stream_bytes_per_cycle, bus_interfaces, bus_bytes_per_cycle, epoch_controller,
+                epoch_setup_cycles, epoch_setup_cycles_software, run_overhead_us,
+                max_native_kernel, kernel_band_rows, pointwise_split_channels, active_power_mw
     [[regions]] name, base, size, kind = sram|psram|flash, access = rw|r,
                 bandwidth_mb_per_s (1 MB = 1e6 bytes), latency_cycles,
-                security = secure|non-secure|both, npu_access, note
+                security = secure|non-secure|both, npu_access, dma_access, holds_data, note,
+                cache_bytes, line_bytes, byte_width, freq_ratio        (the last four: estimator)
 
 Every check names the file and the key: unknown or missing keys, wrong types, zero or
-negative sizes and clocks, overlapping regions, NPU ops that are not IR ops
+negative sizes and clocks, NaN / infinite numbers, integers beyond 2**64, region names
+that are not C / linker identifiers, overlapping regions, NPU ops that are not IR ops
 (:func:`mcudeploy.ir.all_ops`), dtypes that are not IR dtypes.
 """
 from __future__ import annotations
@@ -31,9 +38,21 @@ from typing import Any
 
 from ..ir import DType, all_ops
 from .memory_pools import load_memory_pools
-from .model import (ACCESS_MODES, FPU_KINDS, LAYOUTS, MEMORY_KINDS, MVE_KINDS, SECURITY_ATTRIBUTES,
-                    Core, MemoryRegion, Npu, Target, TargetError, check_regions)
-from .schema import Field, check_table
+from .model import (
+    ACCESS_MODES,
+    FPU_KINDS,
+    LAYOUTS,
+    MEMORY_KINDS,
+    MVE_KINDS,
+    SECURITY_ATTRIBUTES,
+    Core,
+    MemoryRegion,
+    Npu,
+    Target,
+    TargetError,
+    check_regions,
+)
+from .schema import Field, check_identifier, check_table
 
 TOP_FIELDS = [
     Field("name", "str", help="the target's name, e.g. \"my-board\""),
@@ -51,6 +70,10 @@ CORE_FIELDS = [
     Field("fpu", "str", "none", FPU_KINDS),
     Field("dsp", "bool", False),
     Field("mve", "str", "none", MVE_KINDS),
+    # latency estimator (mcudeploy.estimate); optional, 0 = none / unknown
+    Field("icache_bytes", "size", 0, minimum=0, help="L1 instruction cache (Cortex-M7 / M55)"),
+    Field("dcache_bytes", "size", 0, minimum=0, help="L1 data cache (Cortex-M7 / M55)"),
+    Field("active_power_mw", "float", 0.0, minimum=0, help="core + memories running inference"),
 ]
 NPU_FIELDS = [
     Field("name", "str"),
@@ -64,6 +87,23 @@ NPU_FIELDS = [
     Field("max_kernel", "int", 0, minimum=0),
     Field("max_stride", "int", 0, minimum=0),
     Field("max_dimension", "int", 0, minimum=0),
+    # latency estimator (mcudeploy.estimate, docs/targets.md); optional, 0 = unknown
+    Field("accelerators", "int", 0, minimum=0, help="convolution accelerators (Neural-ART: CA units)"),
+    Field("macs_per_accelerator", "float", 0.0, minimum=0, help="int8 MACs per NPU cycle per accelerator"),
+    Field("stream_engines", "int", 0, minimum=0),
+    Field("stream_bytes_per_cycle", "float", 0.0, minimum=0, help="bytes one stream engine moves per cycle"),
+    Field("bus_interfaces", "int", 0, minimum=0),
+    Field("bus_bytes_per_cycle", "float", 0.0, minimum=0, help="bytes per NPU cycle per bus interface"),
+    Field("epoch_controller", "bool", False),
+    Field("epoch_setup_cycles", "float", 0.0, minimum=0, help="per hardware epoch, with the epoch controller"),
+    Field("epoch_setup_cycles_software", "float", 0.0, minimum=0,
+          help="per hardware epoch when the host core programs the units"),
+    Field("run_overhead_us", "float", 0.0, minimum=0, help="per inference: runtime start, cache maintenance"),
+    Field("max_native_kernel", "int", 0, minimum=0, help="largest kernel run in one pass (0: no limit)"),
+    Field("kernel_band_rows", "int", 0, minimum=0, help="kernel rows per pass of a larger kernel"),
+    Field("pointwise_split_channels", "int", 0, minimum=0,
+          help="a 1x1 conv with fewer input channels runs as two epochs (0: never)"),
+    Field("active_power_mw", "float", 0.0, minimum=0),
 ]
 REGION_FIELDS = [
     Field("name", "str"),
@@ -75,8 +115,25 @@ REGION_FIELDS = [
     Field("latency_cycles", "int", 0, minimum=0),
     Field("security", "str", "both", SECURITY_ATTRIBUTES),
     Field("npu_access", "bool", True),
+    Field("dma_access", "bool", True, help="the DMA engines that fill inputs reach it"),
+    Field("holds_data", "bool", True, help="false for a bank kept for code (ITCM)"),
+    Field("cache_bytes", "size", 0, minimum=0, help="CPU-side cache in front of it (flash ART / ICACHE)"),
+    Field("line_bytes", "int", 0, minimum=0, help="bytes per access burst / cache line fill"),
+    Field("byte_width", "float", 0.0, minimum=0, help="ST .mpool byteWidth: bytes per memory cycle"),
+    Field("freq_ratio", "float", 0.0, minimum=0, help="ST .mpool freqRatio: NPU clock / memory clock"),
     Field("note", "str", ""),
 ]
+
+
+# Keys only the latency estimator reads, passed through by name (the records' trailing fields).
+ESTIMATOR_KEYS = {
+    "core": ("icache_bytes", "dcache_bytes", "active_power_mw"),
+    "npu": ("accelerators", "macs_per_accelerator", "stream_engines", "stream_bytes_per_cycle",
+            "bus_interfaces", "bus_bytes_per_cycle", "epoch_controller", "epoch_setup_cycles",
+            "epoch_setup_cycles_software", "run_overhead_us", "max_native_kernel", "kernel_band_rows",
+            "pointwise_split_channels", "active_power_mw"),
+    "regions": ("cache_bytes", "line_bytes", "byte_width", "freq_ratio"),
+}
 
 
 def builtin_names() -> list[str]:
@@ -121,6 +178,10 @@ def parse_target(text: str, source: str, folder: Path) -> Target:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise TargetError(f"{source}: not valid TOML: {err}") from None
+    except RecursionError:
+        raise TargetError(f"{source}: not a target file: arrays or tables nested too deeply") from None
+    except ValueError as err:   # an integer of more than 4300 digits
+        raise TargetError(f"{source}: not a target file: {err}") from None
     top = check_table({k: v for k, v in document.items() if k not in TABLES}, TOP_FIELDS,
                       "top level", source, also_known=TABLES)
     if "core" not in document:
@@ -137,7 +198,7 @@ def parse_target(text: str, source: str, folder: Path) -> Target:
 def _core(table: Any, source: str) -> Core:
     values = check_table(table, CORE_FIELDS, "[core]", source)
     return Core(values["name"], values["clock_mhz"] * 1e6, values["fpu"], values["dsp"],
-                values["mve"])
+                values["mve"], **{key: values[key] for key in ESTIMATOR_KEYS["core"]})
 
 
 def _npu(table: Any, source: str) -> Npu:
@@ -161,7 +222,7 @@ def _npu(table: Any, source: str) -> Npu:
     return Npu(values["name"], clock_hz, ops_per_cycle, frozenset(values["ops"]),
                frozenset(values["dtypes"]), values["channel_alignment"],
                values["strict_channel_alignment"], values["max_kernel"], values["max_stride"],
-               values["max_dimension"])
+               values["max_dimension"], **{key: values[key] for key in ESTIMATOR_KEYS["npu"]})
 
 
 def _regions(document: dict[str, Any], regions_from: str, source: str,
@@ -189,7 +250,9 @@ def _region(table: Any, index: int, source: str) -> MemoryRegion:
     label = table.get("name") if isinstance(table, dict) else None
     where = f"[[regions]] #{index + 1}" + (f" ({label!r})" if isinstance(label, str) else "")
     values = check_table(table, REGION_FIELDS, where, source)
+    check_identifier(values["name"], "name", where, source)
     return MemoryRegion(values["name"], values["base"], values["size"], values["kind"],
                         values["access"], values["bandwidth_mb_per_s"] * 1e6,
                         values["latency_cycles"], values["security"], values["npu_access"],
-                        values["note"])
+                        values["note"], values["dma_access"], values["holds_data"],
+                        **{key: values[key] for key in ESTIMATOR_KEYS["regions"]})

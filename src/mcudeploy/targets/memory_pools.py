@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
 from .model import MemoryRegion, TargetError, check_regions
+from .schema import check_identifier
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ MAGNITUDES = {"BYTES": 1, "KBYTES": 1024, "MBYTES": 1024 ** 2, "GBYTES": 1024 **
 LATENCY_CYCLES = {"LOW": 1, "MID": 10, "HIGH": 50}
 RIGHTS = {"ACC_READ": "r", "ACC_WRITE": "rw", "ACC_READ_WRITE": "rw", "ACC_READWRITE": "rw"}
 EXTERNAL_MEMORY_START = 0x6000_0000
+MAX_QUANTITY = 2 ** 64
 
 
 def load_memory_pools(path: Path, reference_clock_hz: float = 1e9) -> tuple[MemoryRegion, ...]:
@@ -47,7 +50,9 @@ def load_memory_pools(path: Path, reference_clock_hz: float = 1e9) -> tuple[Memo
         document = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TargetError(f"{path}: no such memory-pool file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except RecursionError:
+        raise TargetError(f"{path}: not a memory-pool file: arrays or objects nested too deeply") from None
+    except (OSError, UnicodeDecodeError, ValueError) as err:   # JSONDecodeError, 4300+ digits
         raise TargetError(f"{path}: not a readable memory-pool JSON file ({err})") from None
     pools = _pool_list(document, path)
     regions = []
@@ -83,14 +88,18 @@ def _quantity(raw: Any, what: str, where: str) -> int:
             raise TargetError(f"{where}: {what} magnitude {unit!r} is not one of "
                               f"{', '.join(MAGNITUDES)}")
         magnitude, raw = MAGNITUDES[unit], raw.get("value")
+    is_int = isinstance(raw, int) and not isinstance(raw, bool)
     try:
-        is_int = isinstance(raw, int) and not isinstance(raw, bool)
-        number = raw if is_int else int(str(raw).replace("_", ""), 0)
+        if not is_int and not isinstance(raw, str):
+            raise ValueError
+        number = raw if is_int else int(raw.replace("_", ""), 0)
     except ValueError:
-        raise TargetError(f"{where}: {what} {raw!r} is not a number (write 448 or "
+        raise TargetError(f"{where}: {what} {str(raw)[:40]!r} is not a number (write 448 or "
                           "\"0x34200000\")") from None
     if number < 0:
         raise TargetError(f"{where}: {what} is negative ({number}); it must be >= 0")
+    if number * magnitude > MAX_QUANTITY:
+        raise TargetError(f"{where}: {what} {number * magnitude} is beyond 2**64 bytes")
     return number * magnitude
 
 
@@ -101,6 +110,7 @@ def _region(pool: Any, index: int, path: Path, clock_hz: float) -> MemoryRegion 
     where = f"{path}: memory pool #{index + 1}" + (f" ({name!r})" if name else "")
     if not isinstance(name, str) or not name:
         raise TargetError(f"{where}: missing key 'name'")
+    check_identifier(name, "name", f"memory pool #{index + 1}", str(path))
     if "subpools" in pool:
         log.info("%s: skipping merged pool %r (its sub-pools are listed separately)", path, name)
         return None
@@ -113,7 +123,11 @@ def _region(pool: Any, index: int, path: Path, clock_hz: float) -> MemoryRegion 
     if size == 0:
         log.info("%s: skipping pool %r of size 0 (switched off)", path, name)
         return None
-    return _with_properties(name, base, size, pool.get("prop") or {}, where, clock_hz)
+    prop = pool.get("prop") or {}
+    if not isinstance(prop, dict):
+        raise TargetError(f"{where}: 'prop' must be an object like {{\"rights\": \"ACC_WRITE\"}}, "
+                          f"got {str(prop)[:40]!r}")
+    return _with_properties(name, base, size, prop, where, clock_hz)
 
 
 def _with_properties(name: str, base: int, size: int, prop: dict[str, Any], where: str,
@@ -125,9 +139,12 @@ def _with_properties(name: str, base: int, size: int, prop: dict[str, Any], wher
     kind = "flash" if access == "r" else ("psram" if base >= EXTERNAL_MEMORY_START else "sram")
     bandwidth, note = 0.0, "from memory-pool file"
     width, ratio = prop.get("byteWidth"), prop.get("freqRatio")
-    if isinstance(width, (int, float)) and isinstance(ratio, (int, float)) and ratio > 0:
+    if (isinstance(width, (int, float)) and isinstance(ratio, (int, float)) and ratio > 0
+            and math.isfinite(width / ratio * clock_hz) and width >= 0):
         bandwidth = width / ratio * clock_hz
         note += (f"; bandwidth estimate = byteWidth {width} / freqRatio {ratio} x "
                  f"{clock_hz / 1e6:g} MHz")
     latency = LATENCY_CYCLES.get(str(prop.get("latency", "")).upper(), 0)
-    return MemoryRegion(name, base, size, kind, access, bandwidth, latency, "both", True, note)
+    known = bandwidth > 0   # keep ST's figures for the NPU estimator (bytes per NPU cycle)
+    return MemoryRegion(name, base, size, kind, access, bandwidth, latency, "both", True, note,
+                        byte_width=float(width) if known else 0.0, freq_ratio=float(ratio) if known else 0.0)

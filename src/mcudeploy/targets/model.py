@@ -44,6 +44,9 @@ class Core:
     fpu: str = "none"
     dsp: bool = False
     mve: str = "none"
+    icache_bytes: int = 0        # L1 caches (Cortex-M7 / M55); 0 = none
+    dcache_bytes: int = 0
+    active_power_mw: float = 0.0  # 0 = unknown (no energy estimate)
 
     @property
     def has_float(self) -> bool:
@@ -64,6 +67,21 @@ class Npu:
     max_kernel: int = 0          # 0: no limit
     max_stride: int = 0          # 0: no limit
     max_dimension: int = 0       # 0: no limit
+    # performance figures read by mcudeploy.estimate (0 = unknown); see docs/targets.md
+    accelerators: int = 0                  # convolution accelerators
+    macs_per_accelerator: float = 0.0      # int8 MACs per NPU cycle each
+    stream_engines: int = 0
+    stream_bytes_per_cycle: float = 0.0    # bytes one stream engine moves per NPU cycle
+    bus_interfaces: int = 0
+    bus_bytes_per_cycle: float = 0.0       # per bus interface, per NPU cycle
+    epoch_controller: bool = False
+    epoch_setup_cycles: float = 0.0        # per hardware epoch with the epoch controller
+    epoch_setup_cycles_software: float = 0.0   # per epoch when the host core programs it
+    run_overhead_us: float = 0.0           # per inference
+    max_native_kernel: int = 0             # larger kernels are split into passes (0: no limit)
+    kernel_band_rows: int = 0              # kernel rows per pass of a split kernel
+    pointwise_split_channels: int = 0      # 1x1 conv on fewer input channels: two epochs
+    active_power_mw: float = 0.0
 
     @property
     def tops(self) -> float:
@@ -83,6 +101,17 @@ class MemoryRegion:
     security: str = "both"
     npu_access: bool = True
     note: str = ""
+    dma_access: bool = True      # reachable by the DMA engines that move inputs / outputs
+    holds_data: bool = True      # False: kept for code (an ITCM), never given activations
+    cache_bytes: int = 0         # CPU-side cache in front of the region (flash ART, ICACHE)
+    line_bytes: int = 0          # bytes per burst / line fill; 0 = unknown
+    byte_width: float = 0.0      # ST .mpool: bytes per memory cycle (0 = not given)
+    freq_ratio: float = 0.0      # ST .mpool: NPU clock / memory clock
+
+    @property
+    def speed(self) -> float:
+        """Bytes per second, with unknown bandwidth (0) counted as 100 MB/s."""
+        return self.bandwidth or 100e6
 
     @property
     def end(self) -> int:

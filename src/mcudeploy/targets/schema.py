@@ -11,67 +11,82 @@ Sizes may be written as an integer number of bytes or as text with a binary unit
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..units import parse_size
 from .model import TargetError
 
 REQUIRED = object()
+MAX_INTEGER = 2 ** 64
+MAX_INTEGER_TEXT = 40
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-_SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
-               "MIB": 1024 ** 2, "G": 1024 ** 3, "GB": 1024 ** 3, "GIB": 1024 ** 3}
-_SIZE_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from an int or a text like ``"448 KiB"``; ``ValueError`` with the accepted forms."""
-    if isinstance(value, bool):
-        raise ValueError("expected a size, got a boolean")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        match = _SIZE_PATTERN.match(value)
-        if match and match.group(2).upper() in _SIZE_UNITS:
-            number = float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()]
-            if number.is_integer():
-                return int(number)
-    raise ValueError(f"expected bytes as an integer or text like \"128K\" / \"32 MiB\", "
-                     f"got {value!r}")
+def _bounded(number: int) -> int:
+    if abs(number) > MAX_INTEGER:
+        raise ValueError(f"{number} is out of range (at most 2**64)")
+    return number
 
 
 def _as_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str):
+        if isinstance(value, str) and len(value) <= MAX_INTEGER_TEXT:
             try:
-                return int(value, 0)  # "0x20000000" in JSON
+                return _bounded(int(value, 0))  # "0x20000000" in JSON
             except ValueError:
                 pass
-        raise ValueError(f"expected an integer, got {value!r}")
-    return value
+        raise ValueError(f"expected an integer, got {_shown(value)}")
+    return _bounded(value)
 
 
 def _as_float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
-    return float(value)
+        raise ValueError(f"expected a number, got {_shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return number
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to a readable length (a value may be a 100,000-deep list)."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_identifier(name: str, key: str, where: str, source: str) -> str:
+    """``name`` if it is a C / linker-script identifier (``[A-Za-z_][A-Za-z0-9_]*``): region
+    names become section and symbol names in generated linker scripts and C code."""
+    if not IDENTIFIER.fullmatch(name):
+        raise TargetError(f"{source}: {where} key {key!r}: {_shown(name)} is not a valid region "
+                          "name; use letters, digits and '_' (not first a digit), e.g. \"SRAM1\": "
+                          "it becomes a section name in the generated linker script")
+    return name
 
 
 def _as_str(value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"expected text, got {value!r}")
+        raise ValueError(f"expected text, got {_shown(value)}")
     return value
 
 
 def _as_bool(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
+        raise ValueError(f"expected true or false, got {_shown(value)}")
     return value
 
 
 def _as_str_list(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a list of strings, got {value!r}")
+        raise ValueError(f"expected a list of strings, got {_shown(value)}")
     return tuple(value)
 
 
@@ -98,7 +113,7 @@ def check_table(table: Any, fields: list[Field], where: str, source: str,
     """Checked values of ``table`` keyed by field key (defaults filled in). ``also_known``
     names keys the caller checks itself (sub-tables), for the unknown-key message."""
     if not isinstance(table, dict):
-        raise TargetError(f"{source}: {where} must be a table of keys, got {table!r}")
+        raise TargetError(f"{source}: {where} must be a table of keys, got {_shown(table)}")
     known = {f.key for f in fields} | set(also_known)
     unknown = sorted(set(table) - known)
     if unknown:
@@ -122,9 +137,9 @@ def _check_value(raw: Any, spec: Field, where: str, source: str) -> Any:
     except ValueError as err:
         raise TargetError(f"{source}: {where} key {spec.key!r}: {err}") from None
     if spec.choices and value not in spec.choices:
-        raise TargetError(f"{source}: {where} key {spec.key!r}: {value!r} is not one of "
+        raise TargetError(f"{source}: {where} key {spec.key!r}: {_shown(value)} is not one of "
                           f"{', '.join(map(repr, spec.choices))}")
     if spec.minimum is not None and value < spec.minimum:
         raise TargetError(f"{source}: {where} key {spec.key!r}: must be at least "
-                          f"{spec.minimum:g}, got {raw!r}")
+                          f"{spec.minimum:g}, got {_shown(raw)}")
     return value

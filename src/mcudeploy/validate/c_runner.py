@@ -2,9 +2,11 @@
 (``harness_main.c``) with the host compiler, feed it the samples through a file and read
 the outputs back.
 
-Input: a full-integer graph and batched feeds (every array ``(N, *declared shape)``).
-Output: the outputs by name, ``(N, *declared shape)``, exactly as the C code computed
-them (compare them bit for bit with :func:`~mcudeploy.reference.int_executor.run_int`).
+Input: a :class:`~mcudeploy.deployment.Deployment` (the same record ``generate`` writes
+code for: its graph, plan, regions and kernel variants) and batched feeds (every array
+``(N, *declared shape)``). Output: the outputs by name, ``(N, *declared shape)``, exactly as
+the C code computed them (compare them bit for bit with
+:func:`~mcudeploy.reference.int_executor.run_int`).
 
 Sample file format (the harness's): per sample every input's bytes in graph order,
 little-endian; the outputs file holds per sample every output's bytes in graph order.
@@ -23,9 +25,10 @@ from typing import Iterator
 
 import numpy as np
 
+from ..codegen import ProjectOptions, generate_files, write_project
 from ..errors import McuDeployError, UsageError
 from ..ir import Graph
-from ..reference.int_executor import check_int_feeds, prepare_graph
+from ..reference.int_executor import check_int_feeds, run_int
 
 log = logging.getLogger(__name__)
 BUILD_TIMEOUT = 600
@@ -40,15 +43,12 @@ class CRunResult:
     outputs: dict[str, np.ndarray]
     instructions: list[int] = field(default_factory=list)   # per inference (QEMU only)
     project: Path | None = None
+    layer_instructions: list[list[int]] = field(default_factory=list)   # per inference, per layer
 
 
-def generate_for_run(graph: Graph, folder: Path, plan=None) -> Path:
-    """Write the generated project of ``graph`` into ``folder`` (replacing an earlier one)."""
-    from ..codegen import ProjectOptions, generate_files, plan_for_codegen, write_project
-
-    plan = plan if plan is not None else plan_for_codegen(graph)
-    files = generate_files(graph, plan, prepare_graph(graph), ProjectOptions(model=graph.name))
-    write_project(files, folder, force=True)
+def generate_for_run(deployment, folder: Path) -> Path:
+    """Write the generated project of ``deployment`` into ``folder`` (replacing an earlier one)."""
+    write_project(generate_files(deployment, ProjectOptions()), folder, force=True)
     return folder
 
 
@@ -116,11 +116,12 @@ def build_host(project: Path, *, sanitize: bool = False) -> Path:
     return project / "build" / ("host-sanitize" if sanitize else "host") / "network_harness"
 
 
-def run_host(graph: Graph, feeds: dict[str, np.ndarray], *, sanitize: bool = False,
-             keep: Path | None = None, plan=None) -> CRunResult:
+def run_host(deployment, feeds: dict[str, np.ndarray], *, sanitize: bool = False,
+             keep: Path | None = None) -> CRunResult:
     """Generate, build with the host compiler and run on ``feeds`` (batched)."""
+    graph = deployment.graph
     with work_folder(keep) as folder:
-        project = generate_for_run(graph, folder / "project", plan)
+        project = generate_for_run(deployment, folder / "project")
         program = build_host(project, sanitize=sanitize)
         count = write_samples(graph, feeds, folder / "inputs.bin")
         run_command([str(program), str(folder / "inputs.bin"), str(folder / "outputs.bin")], folder,
@@ -136,6 +137,7 @@ class GeneratedCodeCheck:
     samples: int
     mismatches: dict[str, int]           # output name -> samples whose bytes differ
     instructions: list[int] = field(default_factory=list)
+    layer_instructions: list[list[int]] = field(default_factory=list)   # per sample, per layer
 
     @property
     def bit_exact(self) -> bool:
@@ -151,20 +153,15 @@ class GeneratedCodeCheck:
         return text
 
 
-def check_generated_code(graph: Graph, feeds: dict[str, np.ndarray], on: str, *,
-                         sanitize: bool = False) -> GeneratedCodeCheck:
-    """Run the generated code on ``on`` (``host``, ``qemu-m4``, ``qemu-m55``) and compare every
-    output byte with :func:`~mcudeploy.reference.int_executor.run_int` on the same feeds."""
-    from ..reference.int_executor import run_int
-    from .qemu import run_qemu
-
-    if on == "host":
-        result = run_host(graph, feeds, sanitize=sanitize)
-    else:
-        result = run_qemu(graph, feeds, on)
+def compare_with_reference(deployment, feeds: dict[str, np.ndarray], on: str,
+                           result: CRunResult) -> GeneratedCodeCheck:
+    """Compare every output byte of ``result`` with
+    :func:`~mcudeploy.reference.int_executor.run_int` on the same feeds."""
+    graph = deployment.graph
     reference = run_int(graph, feeds, batch=True)
     mismatches = {}
     for value in graph.outputs:
         got, want = result.outputs[value.name], np.asarray(reference[value.name])
         mismatches[value.name] = int(np.sum(np.any((got != want).reshape(len(got), -1), axis=1)))
-    return GeneratedCodeCheck(on, len(next(iter(result.outputs.values()))), mismatches, result.instructions)
+    return GeneratedCodeCheck(on, len(next(iter(result.outputs.values()))), mismatches, result.instructions,
+                              result.layer_instructions)

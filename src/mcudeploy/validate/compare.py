@@ -9,7 +9,9 @@ first), :class:`~.data.Samples` for the float model's inputs and optional labels
    QuantParams, ``q = clamp(round_half_even(x / scale) + zero_point)``; a float input gets
    them as they are;
 3. run the float model with the ``float`` engine and the quantized one with the ``int``
-   engine (batched); dequantize integer outputs, ``r = scale * (q - zero_point)``;
+   engine, batch by batch (as many samples as keep the integer kernels' working arrays
+   within 256 MiB: memory is bounded whatever the number of samples; only the outputs are
+   kept), with a progress bar; dequantize integer outputs, ``r = scale * (q - zero_point)``;
 4. per output: :func:`~.metrics.compare_output` (labels go to the first class-score output)
    and :func:`~.thresholds.checks_for`; with ``per_layer`` (or when the accuracy drop calls
    for a mixed-precision hint) :func:`~.layers.compare_layers`.
@@ -22,11 +24,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
-from ..ir import Graph, Value
+from ..ir import Graph, Value, precision
+from ..passes.qdq_to_quantized import to_integer_graph
+from ..quantize.progress import progress_bar
+from ..quantize.simulate import batches, samples_per_batch
 from ..reference.float_kernels.quant import quantize
 from .data import Samples
-from .engines import ENGINES, precision, to_integer_graph
-from .layers import LayerReport, layout_match, as_quantized_layout, compare_layers, real
+from .engines import ENGINES
+from .layers import LayerReport, as_quantized_layout, compare_layers, layout_match, real
 from .metrics import OutputMetrics, class_count, compare_output
 from .thresholds import Check, Thresholds, checks_for, mixed_precision_hint, needs_mixed_precision
 
@@ -126,34 +131,42 @@ def quantized_feeds(float_graph: Graph, quantized_graph: Graph, samples: Samples
     return feeds
 
 
-def _run_both(float_graph: Graph, quantized_graph: Graph, samples: Samples, feeds: dict
-              ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Float outputs and dequantized quantized outputs, both keyed by the float output name."""
-    float_results = ENGINES["float"].run(float_graph, samples.arrays)
-    quantized_results = ENGINES["int"].run(quantized_graph, feeds)
-    float_outputs, quantized_outputs = {}, {}
-    for float_value, value, how in _pair("output", float_graph.outputs, quantized_graph.outputs,
-                                         float_graph, quantized_graph):
-        float_outputs[float_value.name] = as_quantized_layout(
-            np.asarray(float_results[float_value.name], np.float32), how)
-        quantized_outputs[float_value.name] = real(value, quantized_results[value.name])
-    return float_outputs, quantized_outputs
+def _run_both(float_graph: Graph, quantized_graph: Graph, samples: Samples, feeds: dict, *,
+              progress: bool = True) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Float outputs and dequantized quantized outputs, both keyed by the float output name,
+    computed batch by batch (:func:`~mcudeploy.quantize.simulate.samples_per_batch` of the
+    quantized graph): only the outputs of all samples are kept, never their tensors."""
+    pairs = _pair("output", float_graph.outputs, quantized_graph.outputs, float_graph, quantized_graph)
+    float_parts: dict[str, list] = {v.name: [] for v, _, _ in pairs}
+    quantized_parts: dict[str, list] = {v.name: [] for v, _, _ in pairs}
+    size = samples_per_batch(quantized_graph)
+    with progress_bar(f"validating {_model(quantized_graph)}", samples.count, enabled=progress) as advance:
+        for inputs, batch in zip(batches(samples.arrays, size), batches(feeds, size)):
+            float_results = ENGINES["float"].run(float_graph, inputs)
+            quantized_results = ENGINES["int"].run(quantized_graph, batch)
+            for float_value, value, how in pairs:
+                float_parts[float_value.name].append(as_quantized_layout(
+                    np.asarray(float_results[float_value.name], np.float32), how))
+                quantized_parts[float_value.name].append(real(value, quantized_results[value.name]))
+            advance(next(iter(batch.values())).shape[0] if batch else 1)
+    return ({name: np.concatenate(parts) for name, parts in float_parts.items()},
+            {name: np.concatenate(parts) for name, parts in quantized_parts.items()})
 
 
 def validate_models(float_graph: Graph, quantized_graph: Graph, samples: Samples, *,
                     labels: np.ndarray | None = None, thresholds: Thresholds = Thresholds(),
-                    per_layer: bool = False) -> ValidationResult:
+                    per_layer: bool = False, progress: bool = True) -> ValidationResult:
     """Run both models on ``samples`` and compare them (see the module docstring)."""
     quantized_graph = integer_form(quantized_graph)
     check_models(float_graph, quantized_graph)
     feeds = quantized_feeds(float_graph, quantized_graph, samples)
-    float_outputs, quantized_outputs = _run_both(float_graph, quantized_graph, samples, feeds)
+    float_outputs, quantized_outputs = _run_both(float_graph, quantized_graph, samples, feeds, progress=progress)
     labelled = next((v.name for v in float_graph.outputs if class_count(v.shape)), None)
     metrics = [compare_output(name, float_outputs[name], quantized_outputs[name],
                               labels if name == labelled else None) for name in float_outputs]
     checks = [check for m in metrics for check in checks_for(m, thresholds)]
     hint_needed = needs_mixed_precision(metrics)
-    layers = (compare_layers(float_graph, quantized_graph, samples.arrays, feeds)
+    layers = (compare_layers(float_graph, quantized_graph, samples.arrays, feeds, progress=progress)
               if per_layer or hint_needed else None)
     hint = mixed_precision_hint(layers.most_sensitive()) if hint_needed and layers else None
     return ValidationResult(_model(float_graph), _model(quantized_graph), samples.source,

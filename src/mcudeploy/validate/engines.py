@@ -19,9 +19,9 @@ What each built-in engine accepts, by the graph's :func:`precision`:
   through :func:`~mcudeploy.quantize.simulate.run_quantized`; QDQ graphs (ONNX) are first
   converted by :mod:`mcudeploy.passes.qdq_to_quantized`. A float graph
   is refused: quantize it first with ``mcudeploy quantize``.
-* ``c-host``, ``qemu-m4``, ``qemu-m55`` -- the generated C code (:mod:`mcudeploy.codegen`),
-  built with the host compiler (:mod:`.c_runner`) or cross-compiled and run on the QEMU
-  Cortex-M4 / M55 boards (:mod:`.qemu`); full-integer graphs only, no ``capture``.
+The generated C code (``run --engine c-host|qemu-m4|qemu-m55``, ``validate --on``) is not a
+graph engine: it runs a whole :class:`~mcudeploy.deployment.Deployment`
+(:mod:`.generated_code`).
 """
 from __future__ import annotations
 
@@ -30,12 +30,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import UnsupportedError, UsageError
-from ..ir import Graph
+from ..errors import UsageError
+from ..ir import Graph, precision
+from ..passes.qdq_to_quantized import to_integer_graph
 from ..quantize.simulate import run_float_batch, run_quantized
 from ..reference.int_executor import run_int
 
-EDGE_OPS = ("QuantizeLinear", "DequantizeLinear")
 Runner = Callable[..., dict[str, np.ndarray]]
 
 
@@ -65,19 +65,6 @@ def get_engine(name: str) -> Engine:
                          f"{', '.join(sorted(ENGINES))}") from None
 
 
-def precision(graph: Graph) -> str:
-    """``"float"`` (no quantization at all), ``"qdq"`` (float compute between Quantize /
-    DequantizeLinear pairs), ``"integer"`` (every compute node has integer outputs) or
-    ``"mixed"`` (integer compute nodes and float compute nodes)."""
-    compute = [node for node in graph.nodes if node.op not in EDGE_OPS]
-    integer = [n for n in compute if any(v.dtype.is_integer and v.quant is not None for v in n.outputs)]
-    has_edges = len(compute) < len(graph.nodes)
-    if not integer:
-        return "qdq" if has_edges else "float"
-    floating = [n for n in compute if all(v.dtype.is_float for v in n.outputs)]
-    return "mixed" if floating else "integer"
-
-
 def default_engine(graph: Graph) -> str:
     """``int`` for a quantized graph (integer, mixed or QDQ), ``float`` otherwise."""
     return "float" if precision(graph) == "float" else "int"
@@ -99,18 +86,6 @@ def run_float_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
     return run_float_batch(graph, feeds, capture=capture)
 
 
-def to_integer_graph(graph: Graph) -> Graph:
-    """A QDQ graph as an integer (or mixed) graph: a converted copy, ``graph`` is unchanged."""
-    from ..passes.qdq_to_quantized import qdq_to_quantized
-
-    converted = qdq_to_quantized(graph.copy())
-    if precision(converted) == "qdq":
-        raise UnsupportedError(f"{_model_name(graph)}: no QuantizeLinear / DequantizeLinear group "
-                               "could become an integer op; use --engine float for the QDQ "
-                               "simulation")
-    return converted
-
-
 @engine("int", "bit-exact integer reference executor (TFLite Micro reference kernels)")
 def run_int_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
                    capture: bool = False) -> dict[str, np.ndarray]:
@@ -124,36 +99,3 @@ def run_int_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
     if kind == "mixed":
         return run_quantized(graph, feeds, capture=capture)
     return run_int(graph, feeds, batch=True, capture=capture)
-
-
-def _generated_code_graph(graph: Graph, name: str, capture: bool) -> Graph:
-    if capture:
-        raise UsageError(f"--engine {name} runs the generated C code, which keeps no intermediate "
-                         "tensors; compare layers with --engine int")
-    kind = precision(graph)
-    if kind == "qdq":
-        graph, kind = to_integer_graph(graph), "integer"
-    if kind != "integer":
-        raise UsageError(f"{_model_name(graph)} is a {kind} model; C code is generated for "
-                         "full-integer models only: quantize it fully with mcudeploy quantize")
-    return graph
-
-
-@engine("c-host", "generated C code, built with the host C compiler")
-def run_c_host_engine(graph: Graph, feeds: dict[str, np.ndarray], *,
-                      capture: bool = False) -> dict[str, np.ndarray]:
-    from .c_runner import run_host
-
-    return run_host(_generated_code_graph(graph, "c-host", capture), feeds).outputs
-
-
-def _emulator_engine(name: str, board: str) -> None:
-    def run(graph: Graph, feeds: dict[str, np.ndarray], *, capture: bool = False) -> dict[str, np.ndarray]:
-        from .qemu import run_qemu
-
-        return run_qemu(_generated_code_graph(graph, name, capture), feeds, name).outputs
-    engine(name, f"generated C code cross-compiled for {board} under QEMU (semihosting)")(run)
-
-
-_emulator_engine("qemu-m4", "Cortex-M4 (mps2-an386)")
-_emulator_engine("qemu-m55", "Cortex-M55 (mps3-an547)")

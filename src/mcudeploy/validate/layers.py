@@ -1,7 +1,8 @@
 """Layer-by-layer comparison of a float model and its quantized version (``--per-layer``).
 
 Input: both graphs and the same samples (the float feeds, the quantized feeds). Both models
-run with ``capture=True``; each compute node of the quantized graph (QuantizeLinear /
+run with ``capture=True``, batch by batch (memory: one batch's tensors; the figures below
+are sums over the batches); each compute node of the quantized graph (QuantizeLinear /
 DequantizeLinear excluded) is paired with a float tensor, its integer output dequantized
 with its QuantParams (``r = scale * (q - zero_point)``), and compared:
 ``cosine``, ``max |r_float - r_quantized|`` and ``sqnr_db = 10 log10(sum r_f^2 / sum (r_f - r_q)^2)``.
@@ -39,11 +40,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Graph, Node, Value
+from ..ir.precision import EDGE_OPS
 from ..passes.pipelines import run_pipeline
-from ..quantize.metrics import cosine, sqnr_db
-from .engines import EDGE_OPS, ENGINES
+from ..quantize.metrics import Agreement
+from ..quantize.progress import progress_bar
+from ..quantize.simulate import batches, samples_per_batch
+from .engines import ENGINES
 
 JUMP_DB = 20.0
+CAPTURE_BYTES = 512 << 20   # a capture holds every tensor of the batch in both models
 SUFFIXES = ("_int8", "_int16", "_int32")
 
 
@@ -157,48 +162,56 @@ def _received(graph: Graph, measured: dict[str, float], input_sqnr: dict[str, fl
     return received
 
 
-def _input_sqnr(float_graph: Graph, quantized_graph: Graph, float_feeds: dict[str, np.ndarray],
-                quantized_feeds: dict[str, np.ndarray]) -> dict[str, float]:
-    """SQNR of each quantized graph input against the float input at the same position."""
-    levels = {}
+def _add_inputs(levels: dict[str, Agreement], float_graph: Graph, quantized_graph: Graph,
+                float_feeds: dict[str, np.ndarray], quantized_feeds: dict[str, np.ndarray]) -> None:
+    """Accumulate each quantized graph input against the float input at the same position."""
     for float_value, value in zip(float_graph.inputs, quantized_graph.inputs):
         how = layout_match(float_value.shape, value.shape)
         if how is not None:
             reference = as_quantized_layout(float_feeds[float_value.name], how)
-            levels[value.name] = sqnr_db(reference, real(value, quantized_feeds[value.name]))
-    return levels
+            levels.setdefault(value.name, Agreement()).add(reference, real(value, quantized_feeds[value.name]))
 
 
-def _compare(pair: tuple[Value, Value, Node, str], float_capture: dict, quantized_capture: dict
-             ) -> tuple[float, float, float]:
+def _add_pair(agreement: Agreement, pair: tuple[Value, Value, Node, str], float_capture: dict,
+              quantized_capture: dict) -> None:
     float_value, value, _, _ = pair
     reference = as_quantized_layout(np.asarray(float_capture[float_value.name], np.float32),
                                     layout_match(float_value.shape, value.shape))
-    estimate = real(value, quantized_capture[value.name])
-    error = float(np.max(np.abs(reference.astype(np.float64) - estimate), initial=0.0))
-    return cosine(reference, estimate), error, sqnr_db(reference, estimate)
+    agreement.add(reference, real(value, quantized_capture[value.name]))
 
 
 def compare_layers(float_graph: Graph, quantized_graph: Graph, float_feeds: dict[str, np.ndarray],
-                   quantized_feeds: dict[str, np.ndarray]) -> LayerReport:
-    """Run both models with capture on batched feeds and compare every paired tensor.
+                   quantized_feeds: dict[str, np.ndarray], *, progress: bool = True) -> LayerReport:
+    """Run both models with capture, batch by batch, and compare every paired tensor: per
+    pair the sums of :class:`~mcudeploy.quantize.metrics.Agreement` (and the largest error)
+    accumulate over the batches, so memory is one batch's tensors whatever the number of
+    samples.
 
     ``quantized_graph`` must run on the ``int`` engine as it is (convert a QDQ graph first).
     """
     float_graph = float_graph.copy()
     run_pipeline(float_graph, "cleanup")
-    float_capture = ENGINES["float"].run(float_graph, float_feeds, capture=True)
-    quantized_capture = ENGINES["int"].run(quantized_graph, quantized_feeds, capture=True)
     pairs = match_tensors(float_graph, quantized_graph)
-    figures = {pair[1].name: _compare(pair, float_capture, quantized_capture) for pair in pairs}
-    measured = {name: figure[2] for name, figure in figures.items()}
-    received = _received(quantized_graph, measured,
-                         _input_sqnr(float_graph, quantized_graph, float_feeds, quantized_feeds))
+    agreements = {pair[1].name: Agreement() for pair in pairs}
+    inputs: dict[str, Agreement] = {}
+    size = samples_per_batch(quantized_graph, CAPTURE_BYTES)
+    count = next(iter(float_feeds.values())).shape[0] if float_feeds else 0
+    with progress_bar(f"per-layer comparison of {quantized_graph.name}", count, enabled=progress) as advance:
+        for float_batch, quantized_batch in zip(batches(float_feeds, size), batches(quantized_feeds, size)):
+            float_capture = ENGINES["float"].run(float_graph, float_batch, capture=True)
+            quantized_capture = ENGINES["int"].run(quantized_graph, quantized_batch, capture=True)
+            for pair in pairs:
+                _add_pair(agreements[pair[1].name], pair, float_capture, quantized_capture)
+            _add_inputs(inputs, float_graph, quantized_graph, float_batch, quantized_batch)
+            del float_capture, quantized_capture
+            advance(next(iter(quantized_batch.values())).shape[0] if quantized_batch else 1)
+    measured = {name: agreement.sqnr_db for name, agreement in agreements.items()}
+    received = _received(quantized_graph, measured, {name: a.sqnr_db for name, a in inputs.items()})
     layers = []
     for float_value, value, node, how in pairs:
-        similarity, error, sqnr = figures[value.name]
-        drop = received[value.name] - min(sqnr, _ceiling_db(value))
-        layers.append(LayerComparison(node.name, node.op, float_value.name, value.name, how,
-                                      similarity, error, sqnr, 0.0 if math.isnan(drop) else drop))
+        agreement = agreements[value.name]
+        drop = received[value.name] - min(agreement.sqnr_db, _ceiling_db(value))
+        layers.append(LayerComparison(node.name, node.op, float_value.name, value.name, how, agreement.cosine,
+                                      agreement.max_abs_error, agreement.sqnr_db, 0.0 if math.isnan(drop) else drop))
     first = next((layer.node for layer in layers if layer.drop_db > JUMP_DB), None)
     return LayerReport(layers, first)

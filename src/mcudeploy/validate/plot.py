@@ -6,11 +6,12 @@ matplotlib's non-interactive Agg backend, so it works without a display.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
+from ..safe_io import check_output_path, write_bytes
 
 MAX_POINTS = 20000  # per panel; larger outputs are subsampled (seeded) to keep the file small
 
@@ -25,14 +26,13 @@ def _points(reference: np.ndarray, estimate: np.ndarray) -> tuple[np.ndarray, np
 
 def write_scatter(path: str | Path, float_outputs: dict[str, np.ndarray],
                   quantized_outputs: dict[str, np.ndarray], cosines: dict[str, float]) -> Path:
-    """Write the PNG to ``path``; :class:`UsageError` if its folder does not exist."""
+    """Write the PNG to ``path`` (:mod:`mcudeploy.safe_io`: a folder, a missing folder or a
+    failed write is a :class:`~mcudeploy.errors.UsageError`)."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    path = Path(path)
-    if not path.parent.exists():
-        raise UsageError(f"--plot {path}: folder {path.parent} does not exist")
+    path = check_output_path(path, "--plot")
     names = list(float_outputs)
     figure, axes = pyplot.subplots(1, len(names), figsize=(5 * len(names), 5), squeeze=False)
     for axis, name in zip(axes[0], names):
@@ -44,6 +44,7 @@ def write_scatter(path: str | Path, float_outputs: dict[str, np.ndarray],
         axis.set_ylabel("quantized model (dequantized)")
         axis.set_title(f"{name[:40]}\ncosine {cosines.get(name, float('nan')):.5f}", fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, format="png", dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=100)
     pyplot.close(figure)
-    return path
+    return write_bytes(path, image.getvalue(), "--plot")

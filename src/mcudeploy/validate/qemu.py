@@ -21,7 +21,6 @@ import numpy as np
 
 from ..codegen.boards import BOARDS
 from ..errors import UsageError
-from ..ir import Graph
 from .c_runner import CRunResult, generate_for_run, read_outputs, run_command, work_folder, write_samples
 
 ENGINE_BOARDS = {"qemu-m4": "mps2-an386", "qemu-m55": "mps3-an547"}
@@ -45,9 +44,10 @@ def board_of(engine: str):
         raise UsageError(f"unknown emulator {engine!r}; choose one of {', '.join(ENGINE_BOARDS)}") from None
 
 
-def build_board(project: Path, board_name: str) -> Path:
-    run_command(["make", "-s", f"BOARD={board_name}"], project, f"cross-compiling the generated code for {board_name}")
-    return project / "build" / board_name / "harness.elf"
+def build_board(project: Path, board_name: str, profile: bool = False) -> Path:
+    run_command(["make", "-s", f"BOARD={board_name}", f"PROFILE={int(profile)}"], project,
+                f"cross-compiling the generated code for {board_name}")
+    return project / "build" / (f"{board_name}-profile" if profile else board_name) / "harness.elf"
 
 
 def run_elf(elf: Path, board_name: str, folder: Path, samples: int) -> str:
@@ -63,16 +63,31 @@ def instructions_from(output: str, ns_per_tick: float) -> list[int]:
     return [int(round(int(ticks) * ns_per_tick)) for ticks in re.findall(r"^mcu_ticks (\d+)", output, re.M)]
 
 
-def run_qemu(graph: Graph, feeds: dict[str, np.ndarray], engine: str, *, keep: Path | None = None,
-             plan=None) -> CRunResult:
-    """Generate, cross-compile and run on the emulated board of ``engine`` (batched feeds)."""
+def layer_instructions_from(output: str, ns_per_tick: float, layers: int) -> list[list[int]]:
+    """Instructions per layer of every inference from ``mcu_layer_ticks I N`` lines."""
+    values = [int(round(int(ticks) * ns_per_tick))
+              for _, ticks in re.findall(r"^mcu_layer_ticks (\d+) (\d+)", output, re.M)]
+    return [values[start:start + layers] for start in range(0, len(values), layers)] if layers else []
+
+
+def run_qemu(deployment, feeds: dict[str, np.ndarray], engine: str, *, keep: Path | None = None,
+             profile: bool = False) -> CRunResult:
+    """Generate, cross-compile and run on the emulated board of ``engine`` (batched feeds).
+    ``profile``: also count instructions per layer (a second build with the per-layer hook;
+    the per-inference counts come from the build without it)."""
     require_toolchain(engine)
     board = board_of(engine)
+    graph = deployment.graph
     with work_folder(keep) as folder:
-        project = generate_for_run(graph, folder / "project", plan)
+        project = generate_for_run(deployment, folder / "project")
         elf = build_board(project, board.name)
         count = write_samples(graph, feeds, folder / "inputs.bin")
         output = run_elf(elf, board.name, folder, count)
         outputs = read_outputs(graph, folder / "outputs.bin", count)
-        return CRunResult(outputs, instructions_from(output, board.ns_per_tick),
-                          project=project if keep is not None else None)
+        result = CRunResult(outputs, instructions_from(output, board.ns_per_tick),
+                            project=project if keep is not None else None)
+        if profile:
+            profiled = run_elf(build_board(project, board.name, profile=True), board.name, folder, count)
+            layers = len(deployment.plan.order) - len(deployment.plan.elided_nodes)
+            result.layer_instructions = layer_instructions_from(profiled, board.ns_per_tick, layers)
+        return result

@@ -7,7 +7,10 @@
  * inference per sample and appends every output's bytes to argv[2] (default
  * "outputs.bin"). On the QEMU boards (MCU_HARNESS_SYSTICK) it prints "mcu_ticks N" per
  * inference: SysTick ticks of the core clock, which under `-icount shift=0` are a fixed
- * number of executed instructions. Exit status: 0, or the failing network status.
+ * number of executed instructions. Built with NETWORK_PROFILE as well, it prints
+ * "mcu_layer_ticks I N" for every layer I of every inference (the hook costs a few
+ * instructions per layer; the per-inference line of a build without it is the exact
+ * figure). Exit status: 0, or the failing network status.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +38,26 @@ static uint32_t harness_ticks(void) {
     } while (wraps != mcu_board_systick_wraps);
     return wraps * 0x1000000u + (0xFFFFFFu - value);
 }
+
+#if defined(NETWORK_PROFILE)
+static uint32_t harness_layer_ticks[NETWORK_LAYER_COUNT];
+static uint32_t harness_layer_start;
+
+void network_profile_layer(int32_t index) {
+    uint32_t now = harness_ticks();
+    if (index >= 0 && index < NETWORK_LAYER_COUNT) {
+        harness_layer_ticks[index] = now - harness_layer_start;
+    }
+    harness_layer_start = harness_ticks();
+}
+
+static void harness_print_layers(void) {
+    int32_t index;
+    for (index = 0; index < NETWORK_LAYER_COUNT; ++index) {
+        printf("mcu_layer_ticks %ld %lu\n", (long)index, (unsigned long)harness_layer_ticks[index]);
+    }
+}
+#endif
 #endif
 
 static uint8_t harness_inputs[NETWORK_INPUTS_BYTES + 1];
@@ -83,6 +106,9 @@ int main(int argc, char **argv) {
         uint32_t start = harness_ticks();
         status = network_run(inputs, outputs);
         printf("mcu_ticks %lu\n", (unsigned long)(harness_ticks() - start));
+#if defined(NETWORK_PROFILE)
+        harness_print_layers();
+#endif
 #else
         status = network_run(inputs, outputs);
 #endif

@@ -29,6 +29,7 @@ class ConversionContext:
         self.consumed = consumed          # tensor names read by a node or a graph output
         self.values: dict[str, Value] = {}
         self.constants: dict[str, np.ndarray] = {}
+        self.inferred_shapes: dict[str, tuple[int, ...]] = {}   # ONNX shape inference's static shapes
 
     # -- errors -----------------------------------------------------------------------
     def unsupported(self, node: onnx.NodeProto, message: str) -> UnsupportedError:

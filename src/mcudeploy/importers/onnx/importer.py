@@ -1,8 +1,10 @@
 """``import_onnx``: ONNX file bytes -> verified IR graph, as one straight line of steps.
 
-parse -> name nodes -> external data (safe paths) -> topological sort (cycles) -> opset
-and domains -> static input shapes -> onnx.checker -> opset upgrade -> shape inference ->
-per node: fold (constant inputs, Shape) or convert (converter table) -> outputs -> verify.
+parse -> decode names -> name nodes -> structural checks made before any onnx C++ code
+runs (:mod:`.sanity`) -> external data (safe paths) -> tensor data checks -> topological
+sort (cycles) -> opset and domains -> static input shapes -> onnx.checker -> opset upgrade
+-> shape inference -> per node: fold (constant inputs, Shape) or convert (converter table)
+-> outputs -> verify.
 
 ``graph.metadata`` gets ``format``, ``opset`` (as declared), ``opset_upgraded_to`` (when
 the version converter ran), ``ir_version``, ``producer_name``, ``producer_version``.
@@ -15,15 +17,15 @@ from pathlib import Path
 import onnx
 from onnx import numpy_helper
 
-from ...errors import GraphError, UnsupportedError
+from ...errors import GraphError, ModelFormatError, UnsupportedError
 from ...ir import Graph, verify
-from . import parse
+from . import parse, sanity
 from .context import ConversionContext
 from .converters import CONVERTERS
 from .external_data import load_external_data
+from .fold_budget import check_fold_size
 from .folding import fold, is_foldable
-from .input_shapes import (InputSpec, dynamic_dimensions, infer_static_shapes, known_shapes,
-                           resolve_input_shapes)
+from .input_shapes import InputSpec, dynamic_dimensions, infer_static_shapes, known_shapes, resolve_input_shapes
 from .toposort import sort_nodes
 
 log = logging.getLogger(__name__)
@@ -43,15 +45,20 @@ def supported_ops() -> list[str]:
     return sorted(set(CONVERTERS) | set(ALWAYS_FOLDED))
 
 
-def _unsupported_op(ctx: ConversionContext, node: onnx.NodeProto) -> UnsupportedError:
+def unsupported_op_message(node: onnx.NodeProto) -> str:
+    """Why ``node`` (an op without a converter, not folded) cannot be imported."""
     if node.op_type in NOT_STATIC:
-        return ctx.unsupported(node, f"{NOT_STATIC[node.op_type]} cannot be compiled to a "
-                               "static MCU schedule (fixed shapes, fixed order). Unroll the "
-                               "loop / resolve the branch, or export the model without it "
-                               "(e.g. torch.onnx.export with fixed sizes instead of scripting).")
-    return ctx.unsupported(node, f"op {node.op_type!r} is not supported. Supported ONNX ops: "
-                           f"{', '.join(supported_ops())} (any op whose inputs are all "
-                           "constants is also evaluated at import time).")
+        return (f"{NOT_STATIC[node.op_type]} cannot be compiled to a static MCU schedule "
+                "(fixed shapes, fixed order). Unroll the loop / resolve the branch, or export "
+                "the model without it (e.g. torch.onnx.export with fixed sizes instead of "
+                "scripting).")
+    return (f"op {node.op_type!r} is not supported. Supported ONNX ops: "
+            f"{', '.join(supported_ops())} (any op whose inputs are all constants is also "
+            "evaluated at import time).")
+
+
+def _unsupported_op(ctx: ConversionContext, node: onnx.NodeProto) -> UnsupportedError:
+    return ctx.unsupported(node, unsupported_op_message(node))
 
 
 def _convert_node(ctx: ConversionContext, node: onnx.NodeProto) -> None:
@@ -60,6 +67,7 @@ def _convert_node(ctx: ConversionContext, node: onnx.NodeProto) -> None:
             raise GraphError(f"{ctx.path}: node {node.name!r} ({node.op_type}) reads "
                              f"{name!r}, which no node, graph input or initializer provides")
     if is_foldable(ctx, node):
+        check_fold_size(ctx, node, ctx.inferred_shapes)   # before the evaluator allocates
         try:
             fold(ctx, node)
             return
@@ -100,11 +108,16 @@ def _build_graph(path: Path, model: onnx.ModelProto, opset: int,
                                f"({model.graph.sparse_initializer[0].values.name!r}) are not "
                                "supported; save the weights dense")
     for tensor in model.graph.initializer:
-        ctx.constants[tensor.name] = numpy_helper.to_array(tensor)
+        try:
+            ctx.constants[tensor.name] = numpy_helper.to_array(tensor)
+        except (ValueError, TypeError, KeyError) as err:   # checked by sanity; a last guard
+            raise ModelFormatError(f"{path}: initializer {tensor.name!r} cannot be read "
+                                   f"({err})") from None
     for name, (dtype, shape) in specs.items():
         layout = "NCHW" if len(shape) == NCHW_RANK else None
         ctx.values[name] = graph.add_input(name, dtype, shape, layout=layout)
     expected = known_shapes(model)
+    ctx.inferred_shapes = expected
     for node in model.graph.node:
         _convert_node(ctx, node)
         _cross_check(ctx, node, expected)
@@ -129,8 +142,11 @@ def import_onnx(path: Path, data: bytes, *, input_shapes: dict[str, tuple[int, .
     """
     path = Path(path)
     model = parse.parse_model(path, data)
+    sanity.decode_names(path, model)
     parse.name_nodes(model.graph)
+    sanity.check_graph(path, model, parse.DEFAULT_DOMAINS)   # before any onnx C++ code runs
     load_external_data(path, model)
+    sanity.check_tensors(path, model)
     sort_nodes(path, model.graph)
     opset = parse.default_opset(path, model)
     parse.refuse_foreign_domains(path, model)

@@ -13,6 +13,7 @@ dropped, and ``onnx.shape_inference`` runs again so internal shapes follow the i
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 import onnx
@@ -20,10 +21,12 @@ from onnx import shape_inference
 
 from ...errors import GraphError, UnsupportedError, UsageError
 from ...ir import DType
+from ...limits import check_budget
 
 log = logging.getLogger(__name__)
 
 InputSpec = tuple[DType, tuple[int, ...]]
+MAX_DIMENSION = 2 ** 31 - 1
 
 
 def real_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
@@ -37,7 +40,10 @@ def element_dtype(path: Path, what: str, elem_type: int) -> DType:
     try:
         return DType.from_numpy(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (ValueError, KeyError, TypeError) as err:
-        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "undefined"
+        try:
+            name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "undefined"
+        except ValueError:
+            name = f"code {elem_type}"
         raise UnsupportedError(f"{path}: {what} has element type {name}, which mcudeploy does "
                                f"not support ({err})") from None
 
@@ -93,8 +99,18 @@ def resolve_input_shapes(path: Path, graph: onnx.GraphProto,
                                  "positive")
         else:
             shape = _static_shape(path, value)
+        _check_size(path, value.name, dtype, shape, given=value.name in overrides)
         specs[value.name] = (dtype, shape)
     return specs
+
+
+def _check_size(path: Path, name: str, dtype: DType, shape: tuple[int, ...], *, given: bool) -> None:
+    """Dimensions up to ``2**31 - 1`` and the input's bytes within the memory budget."""
+    error = UsageError if given else UnsupportedError
+    where = f"--input-shape {name}={','.join(map(str, shape))}" if given else f"input {name!r}"
+    if any(d > MAX_DIMENSION for d in shape):
+        raise error(f"{path}: {where}: dimensions must be at most {MAX_DIMENSION}")
+    check_budget(math.prod(shape) * dtype.itemsize, f"{path}: {where} ({dtype}{list(shape)})", error)
 
 
 def dynamic_dimensions(graph: onnx.GraphProto, specs: dict[str, InputSpec]) -> list[dict]:

@@ -101,8 +101,14 @@ class ConversionContext:
                                "operator produces it (operators out of order, or a corrupt file)")
 
     def is_constant(self, tensor: TensorRecord) -> bool:
-        """Whether the tensor has data in the file (a weight, bias, shape, ...)."""
-        return bool(self.model.buffers.get(tensor.buffer))
+        """Whether the tensor has data in the file (a weight, bias, shape, ...) or was
+        computed at import time (:mod:`.folding`)."""
+        return self.folded(tensor) is not None or bool(self.model.buffers.get(tensor.buffer))
+
+    def folded(self, tensor: TensorRecord) -> np.ndarray | None:
+        """The array of a tensor an earlier operator's folding made constant, else ``None``."""
+        value = self.values.get(tensor.index)
+        return value.const if value is not None and value.is_constant else None
 
     def missing(self, position: int, what: str) -> ModelFormatError:
         return ModelFormatError(f"{self.where()}: the {what} input (input {position}) is missing")
@@ -118,7 +124,9 @@ class ConversionContext:
         tensor = self.tensor(position)
         if tensor is None:
             raise self.missing(position, what)
-        array = constant_array(self.path, self.model, tensor)
+        array = self.folded(tensor)
+        if array is None:
+            array = constant_array(self.path, self.model, tensor)
         if array is None:
             raise self.unsupported(f"the {what} ({tensor_label(tensor)}) is computed at run time; "
                                    "mcudeploy needs it to be a constant in the model")

@@ -3,8 +3,9 @@
 Steps: read the flatbuffer into records (:mod:`.reader`); refuse what cannot be imported
 (control flow, sparse / variable tensors); give every graph input a static shape (a
 dynamic batch becomes 1 with a warning, other dynamic dimensions need ``input_shapes``);
-convert operators in file order with the converter registered for each builtin op; bind the
-graph outputs; record metadata; run the IR verifier.
+convert operators in file order with the converter registered for each builtin op, folding
+what the operator computes from constants (:mod:`.folding`); bind the graph outputs;
+record metadata; run the IR verifier.
 
 Only subgraph 0 is imported. Output values keep the stored tensor shapes, checked against
 IR shape inference node by node; when the caller changes an input shape (or the file stores
@@ -13,6 +14,7 @@ no static intermediate shapes), output shapes come from shape inference instead.
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 from ...errors import ModelFormatError, UnsupportedError, UsageError
@@ -20,6 +22,7 @@ from ...ir import Graph, verify
 from . import ops  # noqa: F401  (registers the converters)
 from .common import CONVERTERS
 from .context import ConversionContext
+from .folding import fold_operator
 from .reader import ModelRecord, TensorRecord, read_model
 from .tensors import check_shape, ir_dtype, quant_params, tensor_label
 
@@ -143,7 +146,12 @@ def _convert(ctx: ConversionContext, operator) -> None:
             what = f"TFLite op {operator.op_name} is not supported"
         raise UnsupportedError(f"{ctx.where()}: {what}; supported TFLite ops: "
                                f"{', '.join(sorted(CONVERTERS))}")
+    for key, value in operator.options.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UnsupportedError(f"{ctx.where()}: option {key} is {value}; it must be a finite number")
+    first_new_node = len(ctx.graph.nodes)
     converter(ctx)
+    fold_operator(ctx, first_new_node)
     for position, index in enumerate(operator.outputs):
         if index >= 0 and index not in ctx.values:
             raise UnsupportedError(f"{ctx.where()}: output {position} (tensor {index}) is not "

@@ -1,2 +1,23 @@
 """Op definitions, one module per op family. Importing this package registers them all."""
-from . import activation, conv, elementwise, matmul, normalization, pool, quant, resize, shape  # noqa: F401
+from . import (  # noqa: F401
+               activation,
+               activation_more,
+               attention,
+               binary_more,
+               cast,
+               conv,
+               elementwise,
+               gather,
+               logical,
+               loss,
+               matmul,
+               normalization,
+               normalization_more,
+               pool,
+               quant,
+               reduce,
+               resize,
+               shape,
+               tile,
+               unary_math,
+)

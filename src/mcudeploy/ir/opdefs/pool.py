@@ -4,8 +4,7 @@ from __future__ import annotations
 import math
 
 from ..registry import Attr, TensorType, op
-from ._common import (ACTIVATION_ATTRS, LAYOUT_ATTR, macc_per_input, need_rank, spatial_axes,
-                      window_out)
+from ._common import ACTIVATION_ATTRS, LAYOUT_ATTR, macc_per_input, need_rank, spatial_axes, window_out
 
 POOL_ATTRS = {
     "layout": LAYOUT_ATTR,

@@ -17,8 +17,7 @@ import time
 
 from ...errors import UsageError
 from ..bounds import live_set_bound
-from ..buffers import (PROOF_FEASIBLE, PROOF_INFEASIBLE, PROOF_NONE, PROOF_OPTIMAL, Buffer,
-                       Plan)
+from ..buffers import PROOF_FEASIBLE, PROOF_INFEASIBLE, PROOF_NONE, PROOF_OPTIMAL, Buffer, Plan
 from .base import allocator, make_plan
 from .greedy import allocate_greedy
 

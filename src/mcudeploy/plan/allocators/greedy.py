@@ -31,14 +31,31 @@ def greedy_order(buffers: list[Buffer]) -> list[Buffer]:
 
 
 def place_in_order(ordered: list[Buffer]) -> dict:
-    """Offsets from placing ``ordered`` buffers one by one at their lowest free offset."""
+    """Offsets from placing ``ordered`` buffers one by one at their lowest free offset.
+
+    The placed buffers alive at the same time as the next one are found through a table
+    of the (compressed) time segments each placed buffer covers, instead of testing every
+    placed buffer: the work follows the lifetimes, not the square of the buffer count
+    (a 10,000-node chain)."""
     offsets: dict = {}
-    placed: list[Buffer] = []
-    for buffer in ordered:
-        ranges = [(offsets[p.id], offsets[p.id] + p.packed_size)
-                  for p in placed if p.overlaps_in_time(buffer)]
+    times = sorted({t for b in ordered for t in (b.start, b.end)})
+    segment = {t: index for index, t in enumerate(times)}
+    covering: list[list[int]] = [[] for _ in times]   # segment -> positions of placed buffers
+    empty: list[int] = []     # placed buffers with start >= end: tested one by one, as before
+    for position, buffer in enumerate(ordered):
+        first, last = segment[buffer.start], segment[buffer.end]
+        if first < last:
+            neighbours = {p for s in range(first, last) for p in covering[s]}
+            neighbours.update(p for p in empty if ordered[p].overlaps_in_time(buffer))
+        else:
+            neighbours = {p for p in range(position) if ordered[p].overlaps_in_time(buffer)}
+        ranges = [(offsets[ordered[p].id], offsets[ordered[p].id] + ordered[p].packed_size)
+                  for p in neighbours]
         offsets[buffer.id] = lowest_offset(buffer, ranges)
-        placed.append(buffer)
+        for s in range(first, last):
+            covering[s].append(position)
+        if first >= last:
+            empty.append(position)
     return offsets
 
 

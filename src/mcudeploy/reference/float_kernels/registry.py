@@ -46,5 +46,23 @@ def all_kernels() -> dict[str, Kernel]:
 
 
 def _load() -> None:
-    from . import (activation, conv, elementwise, matmul, normalization, pool,  # noqa: F401
-                   quant, resize, shape)
+    from . import (  # noqa: F401
+        activation,
+        activation_more,
+        attention,
+        binary_more,
+        conv,
+        elementwise,
+        gather,
+        loss,
+        matmul,
+        normalization,
+        normalization_more,
+        pool,
+        quant,
+        reduce,
+        resize,
+        shape,
+        tile,
+        unary_math,
+    )

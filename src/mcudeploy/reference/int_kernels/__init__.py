@@ -1,7 +1,7 @@
 """Bit-exact integer numpy kernels, one module per op family (mirroring
 :mod:`mcudeploy.ir.opdefs`), each split into ``prepare`` (parameters) and ``eval``
 (arithmetic) like TensorFlow Lite Micro's kernels. The arithmetic primitives live in
-:mod:`mcudeploy.quantize.fixed_point`.
+:mod:`mcudeploy.arithmetic.fixed_point`.
 
 Dot products (Conv, ConvTranspose, Gemm) run as float64 matrix products on integer-valued
 operands: every product and partial sum is an integer below 2^53 in magnitude (checked in

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node, Value
-from ...quantize import fixed_point as fp
 from ..float_kernels._common import windows  # noqa: F401  (re-exported for the int kernels)
 
 EXACT_FLOAT32, EXACT_FLOAT64 = 2**24, 2**53  # integers exactly representable below these

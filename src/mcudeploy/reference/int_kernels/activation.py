@@ -26,13 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
 from ._common import clamp_to, need_dtype, need_zero_point, per_tensor, where
 from .registry import int_kernel
-from .smooth_step_int16 import (SmoothStepInt16Params, prepare_smooth_step_int16, sigmoid_int16,
-                                tanh_int16)
+from .smooth_step_int16 import SmoothStepInt16Params, prepare_smooth_step_int16, sigmoid_int16, tanh_int16
 
 INPUT_INTEGER_BITS = 4
 

@@ -24,12 +24,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
-from ._common import (activation_range, exact_dot, exact_float_dtype, fold_batch, need_dtype,
-                      need_zero_point, offset_bound, pad_hw, per_tensor, requantize_and_clamp, unfold_batch,
-                      where, windows)
+from ._common import (
+    activation_range,
+    exact_dot,
+    exact_float_dtype,
+    fold_batch,
+    need_dtype,
+    need_zero_point,
+    offset_bound,
+    pad_hw,
+    per_tensor,
+    requantize_and_clamp,
+    unfold_batch,
+    where,
+    windows,
+)
 from .registry import int_kernel
 
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...ir import Node
-from ...quantize import fixed_point as fp
 from ._common import activation_range, align_ranks, clamp_to, need_dtype, need_zero_point, per_tensor
 from .registry import int_kernel
 

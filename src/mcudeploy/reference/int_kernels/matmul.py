@@ -25,11 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
-from ._common import (activation_range, exact_dot, need_dtype, offset_bound, per_tensor,
-                      requantize_and_clamp, where)
+from ._common import activation_range, exact_dot, need_dtype, offset_bound, per_tensor, requantize_and_clamp, where
 from .registry import int_kernel
 
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
-from ._common import (activation_range, clamp_to, fold_batch, need_dtype, per_tensor,
-                      unfold_batch, where, windows)
+from ._common import activation_range, clamp_to, fold_batch, need_dtype, per_tensor, unfold_batch, where, windows
 from .registry import int_kernel
 
 

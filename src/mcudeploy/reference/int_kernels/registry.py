@@ -14,6 +14,7 @@ Register with ``@int_kernel("Conv", prepare=prepare_conv)`` on the eval function
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -41,12 +42,26 @@ def no_params(node: Node) -> None:
     return None
 
 
+def _guarded(prepare: Prepare) -> Prepare:
+    """``prepare`` whose arithmetic failures on extreme (but valid) quantization parameters
+    (a multiplier no 32-bit fixed-point pair represents, a shift out of range) become an
+    :class:`UnsupportedError` naming the node, like every other limit of a kernel."""
+    @functools.wraps(prepare)
+    def checked(node: Node) -> Any:
+        try:
+            return prepare(node)
+        except (ValueError, OverflowError, ZeroDivisionError, FloatingPointError) as err:
+            raise UnsupportedError(f"node {node.name!r} ({node.op}): its quantization parameters "
+                                   f"are outside what the integer kernel supports ({err})") from None
+    return checked
+
+
 def int_kernel(op_name: str, *, prepare: Prepare = no_params) -> Callable[[Eval], Eval]:
     """Register the decorated function as the integer eval of ``op_name``, with ``prepare``."""
     def decorate(function: Eval) -> Eval:
         if op_name in _KERNELS:
             raise RuntimeError(f"integer kernel for {op_name} registered twice")
-        _KERNELS[op_name] = IntKernel(op_name, prepare, function)
+        _KERNELS[op_name] = IntKernel(op_name, _guarded(prepare), function)
         return function
     return decorate
 
@@ -72,5 +87,19 @@ def all_int_kernels() -> dict[str, IntKernel]:
 
 
 def _load() -> None:
-    from . import (activation, conv, elementwise, matmul, pool, quant, resize,  # noqa: F401
-                   shape, softmax)
+    from . import (  # noqa: F401
+        activation,
+        binary_more,
+        conv,
+        elementwise,
+        gather,
+        log_softmax,
+        matmul,
+        pool,
+        quant,
+        reduce,
+        resize,
+        shape,
+        softmax,
+        unary_math,
+    )

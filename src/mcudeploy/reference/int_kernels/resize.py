@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
 from ._common import per_tensor, where
 from .registry import int_kernel
 

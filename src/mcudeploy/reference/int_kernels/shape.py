@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...ir import Node
-from ...quantize import fixed_point as fp
 from ._common import per_tensor
 from .registry import int_kernel
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
 from ._common import need_zero_point, per_tensor, where
 
 # sigmoid(i / 24) in Q0.16 for i = 0..255: the numbers of ``sigmoid_table_uint16`` in

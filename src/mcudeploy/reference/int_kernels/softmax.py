@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node
-from ...quantize import fixed_point as fp
 from ._common import clamp_to, need_dtype, per_tensor, where
 from .registry import int_kernel
 

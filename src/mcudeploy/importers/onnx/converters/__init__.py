@@ -5,8 +5,19 @@ adds IR nodes with ``ctx.emit``; it raises ``ctx.unsupported(node, why)`` for at
 values the IR cannot express. Adding an op touches one place: a ``@converter("OpType")``
 function in one of the modules imported below.
 """
+from . import (  # noqa: E402,F401  (register)  # noqa: E402,F401  (register)
+    activation,
+    conv,
+    elementwise,
+    index_ops,
+    math_ops,
+    normalization_ops,
+    pool,
+    quant,
+    reduce_ops,
+    resize,
+    shape_ops,
+)
 from .registry import CONVERTERS, converter
-
-from . import activation, conv, elementwise, pool, quant, resize, shape_ops  # noqa: E402,F401  (register)
 
 __all__ = ["CONVERTERS", "converter"]

@@ -7,7 +7,9 @@ normalised here: negative axes made non-negative, Reshape's ``0`` (copy) and ``-
 (infer) resolved, Slice bounds clamped to ``[-dim - 1, dim]`` (same result, small ints).
 Where an opset from 11 on moved an attribute to an input (Squeeze / Unsqueeze / Split at
 13) both forms are read; older forms (Slice < 10, Pad < 11) never reach a converter, since
-models older than opset 11 are upgraded to 13 first.
+models older than opset 11 are upgraded to 13 first. A Split piece of size 0 becomes an
+empty constant, which Concat drops (rotary embeddings split ``[rotated, 0]`` and join the
+pieces back).
 """
 from __future__ import annotations
 
@@ -120,9 +122,18 @@ def convert_transpose(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Concat")
 def convert_concat(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    inputs = [ctx.value(name) for name in node.input if name]
+    names = [name for name in node.input if name and not _is_empty(ctx, name)]
+    inputs = [ctx.value(name) for name in names]
+    if len(inputs) == 1:  # the others were empty pieces (see Split)
+        ctx.emit("Identity", inputs, None, node)
+        return
     axis = _axes(ctx, node, [ctx.attributes(node).get("axis", 0)], inputs[0].rank)[0]
     ctx.emit("Concat", inputs, {"axis": axis}, node)
+
+
+def _is_empty(ctx: ConversionContext, name: str) -> bool:
+    array = ctx.constant(name)
+    return array is not None and array.size == 0
 
 
 @converter("Split")
@@ -140,10 +151,18 @@ def convert_split(ctx: ConversionContext, node: onnx.NodeProto) -> None:
             raise ctx.invalid(node, f"axis {axis} of {x.type_str()} does not split into "
                               f"{count} equal parts")
         sizes = [dim // count] * count
-    if len(sizes) != count or sum(sizes) != dim or min(sizes) <= 0:
+    if len(sizes) != count or sum(sizes) != dim or min(sizes) < 0 or max(sizes) <= 0:
         raise ctx.invalid(node, f"split sizes {sizes} do not cut axis {axis} of "
-                          f"{x.type_str()} into {count} non-empty outputs")
-    ctx.emit("Split", [x], {"axis": axis, "split": sizes}, node, outputs=list(node.output))
+                          f"{x.type_str()} into {count} outputs")
+    kept = [(size, name) for size, name in zip(sizes, node.output) if size > 0]
+    for size, name in zip(sizes, node.output):
+        if size == 0:  # an empty piece: a constant that Concat drops
+            ctx.constants[name] = np.zeros(x.shape[:axis] + (0,) + x.shape[axis + 1:], x.dtype.numpy)
+    if len(kept) == 1:
+        ctx.emit("Identity", [x], None, node, outputs=[kept[0][1]])
+        return
+    ctx.emit("Split", [x], {"axis": axis, "split": [size for size, _ in kept]}, node,
+             outputs=[name for _, name in kept])
 
 
 @converter("Slice")

@@ -1,0 +1,401 @@
+"""The latency estimator against reality: QEMU instruction counts, published boards, the
+STM32N6 NPU, and the placement cliffs.
+
+    python benchmarks/estimate_bench.py [--sections qemu lobo n6 cliffs timing] [--quick]
+
+1. **qemu**: every shared full-integer model (conftest.INT8_MODELS), generated as C and run
+   under QEMU (-icount shift=0, per-layer profile) on mps2-an386 (Cortex-M4; target
+   stm32l4r5) and mps3-an547 (Cortex-M55; target stm32n6 with every node on the CPU), with
+   the reference kernels and with ``kernels = auto`` (every optimised variant the core runs).
+   The estimate's instructions per layer and per model against the measured ones. The
+   instruction model was fitted on synthetic layers only (tools/fit_instruction_model.py), so
+   these models are a test set. A layer counts as within 5 % when ``|est - meas| <= 5 %`` of
+   the measured count or <= 2 SysTick ticks (80 / 62.5 instructions: the profile's resolution).
+2. **lobo**: the X-CUBE-AI and microTVM + CMSIS-NN rows of
+   ``published_latency/mlperf_tiny_stm32.csv`` with the ``cmsis-nn`` profile and
+   leave-one-board-out calibration: for each board (SoC), ``estimate --calibrate`` on the rows of
+   every other board, then predict this board's rows with the overlay (the row's runtime label;
+   a version no other board measured gets its framework's mean; a framework no other board
+   measured gets the bare profile). Also the uncalibrated profile.
+3. **n6**: the single int8 layers of ``published_latency/n6_single_layers.csv`` (64x64x3 input,
+   built here as IR graphs, SAME padding) on stm32n6 with inputs / outputs in user buffers as in
+   ST's measurement; the model's latency, epochs, work buffer and failure verdict against ST's.
+   The target's ``run_overhead_us`` comes from one row's "SW ctrl 13.4 %" note; the LOO column
+   re-derives it from the other rows (median of measured - hardware estimate) instead.
+4. **cliffs**: the same model with weights in internal vs external flash and activations on
+   chip vs in external RAM, on the STM32N6 NPU, an STM32H747I-DISCO (Cortex-M7 + D-cache,
+   QSPI flash, SDRAM) and a B-U585I-IOT02A (Cortex-M33, OCTOSPI flash and PSRAM behind the 4 KB
+   DCACHE). The external memories are added here as data, with their sources.
+5. **timing**: ``estimate(deployment)`` wall time on ResNet-8 (median of 20).
+
+Results: ``benchmarks/results/estimate.md`` and ``.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import logging
+import statistics
+import sys
+import time
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from paths import INT8_MODELS, REPO, RESULTS, SHARED, SHARED_MODELS
+
+sys.path.insert(0, str(REPO / "tools"))
+
+from mcudeploy.driver import deploy  # noqa: E402
+from mcudeploy.estimate import estimate  # noqa: E402
+from mcudeploy.estimate.calibrate import Row, calibrate, target_for  # noqa: E402
+from mcudeploy.estimate.overlay import framework_of, normal_label  # noqa: E402
+from mcudeploy.importers import load_model  # noqa: E402
+from mcudeploy.options import DeploymentOptions  # noqa: E402
+from mcudeploy.targets import MemoryRegion, load_target  # noqa: E402
+
+log = logging.getLogger("estimate_bench")
+PUBLISHED = SHARED / "data" / "published_latency"
+BOARDS = {"qemu-m4": ("stm32l4r5", 40.0), "qemu-m55": ("stm32n6", 31.25)}   # target, instructions per tick
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.1%}"
+
+
+# ---------------------------------------------------------------- 1. QEMU instruction counts
+
+def qemu_case(model: str, board: str, preference: str) -> dict:
+    from mcudeploy.validate.generated_code import random_integer_feeds, run_generated
+    target, per_tick = BOARDS[board]
+    graph = load_model(SHARED_MODELS / model)
+    force = tuple(node.name for node in graph.nodes) if board == "qemu-m55" else ()
+    deployment = deploy(graph, DeploymentOptions(target=target, kernels=preference, force_cpu=force))
+    result = estimate(deployment)
+    measured = run_generated(deployment, random_integer_feeds(deployment.graph, 1, seed=5), board, profile=True)
+    layers = [layer for layer in result.layers if layer.kernel != "elided"]
+    rows = []
+    for layer, count in zip(layers, measured.layer_instructions[0]):
+        error = layer.instructions - count
+        ok = abs(error) <= max(0.05 * count, 2 * per_tick)
+        rows.append({"node": layer.node, "kernel": layer.kernel, "variant": deployment.kernels.choices[layer.node].variant,
+                     "measured": count, "estimated": round(layer.instructions), "ok": ok})
+    total = measured.instructions[0]
+    return {"model": model, "board": board, "preference": preference, "measured": total,
+            "estimated": round(result.cpu_instructions), "error": result.cpu_instructions / total - 1,
+            "variants": deployment.kernels.counts(), "layers": rows,
+            "unknown_layers": [layer.node for layer in result.layers if not layer.known],
+            "layers_ok": sum(r["ok"] for r in rows), "worst_layer": max(rows, key=lambda r: abs(r["estimated"] / r["measured"] - 1))}
+
+
+def run_qemu(models: list[str]) -> list[dict]:
+    cases = []
+    for board in BOARDS:
+        for preference in ("reference", "auto"):
+            for model in models:
+                try:
+                    cases.append(qemu_case(model, board, preference))
+                except Exception as error:   # a kernel variant that does not build yet is reported, not fatal
+                    cases.append({"model": model, "board": board, "preference": preference,
+                                  "failure": str(error).splitlines()[-1][:200]})
+                log.info("qemu %s %s %s done", board, preference, model)
+    return cases
+
+
+def qemu_markdown(cases: list[dict]) -> list[str]:
+    lines = ["## 1. Instructions per model and per layer vs QEMU (our generated code)", "",
+             "| model | board | kernels | variants used | measured | estimated | error | layers within 5 % | worst layer |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for case in cases:
+        if "failure" in case:
+            lines.append(f"| {Path(case['model']).stem} | {case['board']} | {case['preference']} | - | - | - | - | - | "
+                         f"not built: {case['failure']} |")
+            continue
+        worst = case["worst_layer"]
+        variants = ", ".join(f"{count} {name}" for name, count in sorted(case["variants"].items()))
+        unknown = len(case.get("unknown_layers", []))
+        error = _pct(case["error"]) + (f" ({unknown} layers unknown: no fit)" if unknown else "")
+        lines.append(f"| {Path(case['model']).stem} | {case['board']} | {case['preference']} | {variants} | {case['measured']} | "
+                     f"{case['estimated']} | {error} | {case['layers_ok']}/{len(case['layers'])} | "
+                     f"{worst['kernel']} ({worst['variant']}) {worst['measured']} vs {worst['estimated']} |")
+    done = [c for c in cases if "failure" not in c]
+    if done:
+        worst_model = max(done, key=lambda c: abs(c["error"]))
+        layers = [r for c in done for r in c["layers"]]
+        lines += ["", f"Per model: worst {_pct(worst_model['error'])} ({Path(worst_model['model']).stem}, "
+                      f"{worst_model['board']}, {worst_model['preference']}); per layer: "
+                      f"{sum(r['ok'] for r in layers)}/{len(layers)} within 5 % (or 2 ticks)."]
+    return lines
+
+
+# ---------------------------------------------------------------- 2. published boards, LOBO
+
+@lru_cache(maxsize=None)
+def _deployment(model: Path, target: str):
+    return deploy(model, DeploymentOptions(target=target))
+
+
+def published_rows() -> list[Row]:
+    """X-CUBE-AI and microTVM + CMSIS-NN rows of the MLPerf Tiny CSV whose SoC is a built-in target."""
+    rows = []
+    with open(PUBLISHED / "mlperf_tiny_stm32.csv", newline="") as handle:
+        for line, record in enumerate(csv.DictReader(handle), start=2):
+            framework, system = record["framework"], record["system"].upper().replace("_", "-")
+            cmsis_tvm = framework == "microTVM" and "CMSIS" in system
+            if not (framework.startswith("X-CUBE-AI") or cmsis_tvm):
+                continue
+            target = target_for(record["soc"])
+            if target is None:
+                continue
+            label = "microtvm cmsis-nn" if cmsis_tvm else normal_label(framework)
+            rows.append(Row(line, SHARED_MODELS / record["model"], target, float(record["cpu_mhz"]) * 1e6, label,
+                            "cmsis-nn", float(record["latency_ms"])))
+    return rows
+
+
+def _predict(row: Row, overlay) -> tuple[float, str]:
+    labels = overlay.runtimes if overlay is not None else {}
+    runtime = row.label if row.label in labels else framework_of(row.label)
+    runtime = runtime if runtime in labels else "cmsis-nn"
+    result = estimate(_deployment(row.model, row.target), runtime=runtime, core_clock_hz=row.clock_hz, overlay=overlay)
+    return result.latency_ms, runtime
+
+
+def run_lobo() -> dict:
+    rows = published_rows()
+    results = []
+    for board in sorted({row.target for row in rows}):
+        training = [copy.copy(row) for row in rows if row.target != board]
+        overlay = calibrate(training, _deployment, f"all boards but {board}").overlay
+        for row in (r for r in rows if r.target == board):
+            predicted, runtime = _predict(row, overlay)
+            bare, _ = _predict(row, None)
+            results.append({"line": row.line, "board": board, "label": row.label, "model": row.model.stem,
+                            "clock_mhz": row.clock_hz / 1e6, "measured_ms": row.measured_ms,
+                            "predicted_ms": round(predicted, 3), "error": predicted / row.measured_ms - 1,
+                            "runtime_used": runtime, "uncalibrated_ms": round(bare, 3),
+                            "uncalibrated_error": bare / row.measured_ms - 1})
+    errors = [abs(r["error"]) for r in results]
+    worst = max(results, key=lambda r: abs(r["error"]))
+    per_board = {b: statistics.median(abs(r["error"]) for r in results if r["board"] == b) for b in {r["board"] for r in results}}
+    return {"rows": results, "median_abs_error": statistics.median(errors), "worst": worst, "per_board_median": per_board,
+            "uncalibrated_median_abs_error": statistics.median(abs(r["uncalibrated_error"]) for r in results),
+            "xcubeai_median_abs_error": statistics.median(abs(r["error"]) for r in results if r["label"].startswith("x-cube"))}
+
+
+def lobo_markdown(lobo: dict) -> list[str]:
+    worst = lobo["worst"]
+    lines = ["## 2. Published MLPerf Tiny latencies, runtime profile cmsis-nn, leave-one-board-out", "",
+             f"**Median absolute error {lobo['median_abs_error']:.1%}** over {len(lobo['rows'])} rows "
+             f"(X-CUBE-AI rows alone: {lobo['xcubeai_median_abs_error']:.1%}); worst {_pct(worst['error'])} "
+             f"({worst['model']}, {worst['label']}, {worst['board']}). Uncalibrated profile: median "
+             f"{lobo['uncalibrated_median_abs_error']:.1%}. Median per left-out board: "
+             + ", ".join(f"{b} {v:.1%}" for b, v in sorted(lobo["per_board_median"].items())) + ".", "",
+             "| CSV line | left-out board | runtime label | model | MHz | measured ms | predicted ms | error | overlay entry used | uncalibrated ms |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in lobo["rows"]:
+        lines.append(f"| {r['line']} | {r['board']} | {r['label']} | {r['model']} | {r['clock_mhz']:g} | {r['measured_ms']:g} | "
+                     f"{r['predicted_ms']:g} | {_pct(r['error'])} | {r['runtime_used']} | {r['uncalibrated_ms']:g} |")
+    return lines
+
+
+# ---------------------------------------------------------------- 3. STM32N6 single layers
+
+N6_LAYERS = {   # csv (layer, filters, kernel) -> builder
+    ("Conv2D", "16", "3x3"): lambda b: b.conv(64, 64, 3, 16, 3),
+    ("Conv2D (pointwise)", "32", "1x1"): lambda b: b.conv(64, 64, 3, 32, 1),
+    ("Conv2D", "32", "5x5"): lambda b: b.conv(64, 64, 3, 32, 5),
+    ("Conv2D", "32", "7x7"): lambda b: b.conv(64, 64, 3, 32, 7),
+    ("Conv2D", "32", "3x3"): lambda b: b.conv(64, 64, 3, 32, 3),
+    ("Conv2D", "64", "3x3"): lambda b: b.conv(64, 64, 3, 64, 3),
+    ("Conv2D+MaxPool", "16", "3x3"): lambda b: b.pool_after(b.conv(64, 64, 3, 16, 3)),
+    ("DepthwiseConv2D", "3", "3x3"): lambda b: b.depthwise(64, 64, 3, 3),
+}
+
+
+def n6_layer(builder) -> tuple:
+    from layer_graphs import LayerBatch
+    batch = LayerBatch("n6_layer", seed=1)
+    builder(batch)
+    deployment = deploy(batch.finish(), DeploymentOptions(target="stm32n6", io_in_arena=False))
+    return deployment, estimate(deployment)
+
+
+def run_n6() -> dict:
+    rows = []
+    with open(PUBLISHED / "n6_single_layers.csv", newline="") as handle:
+        records = list(csv.DictReader(handle))
+    overhead = load_target("stm32n6").npu.run_overhead_us
+    for record in records:
+        deployment, result = n6_layer(N6_LAYERS[(record["layer"], record["filters"], record["kernel"])])
+        head = next(layer for layer in result.layers if layer.device == "npu")
+        epochs, work = head.hardware_epochs, head.work_bytes
+        ram = (deployment.graph.inputs[0].nbytes + work) / 1024
+        measured = None if record["latency_ms"] == "FAIL" else float(record["latency_ms"])
+        rows.append({"layer": f"{record['layer']} {record['filters']} {record['kernel']}", "measured_ms": measured,
+                     "estimated_ms": round(result.latency_ms, 4), "hardware_us": result.latency_us - overhead,
+                     "epochs": epochs, "ram_kib_model": round(ram, 2), "ram_kib_st": float(record["ram_kib"]),
+                     "failure": result.failures[0] if result.failures else "", "st_notes": record["notes"],
+                     "bound": head.bound, "cause": head.cause})
+    runnable = [r for r in rows if r["measured_ms"] is not None]
+    for row in runnable:
+        others = [o["measured_ms"] * 1000 - o["hardware_us"] for o in runnable if o is not row]
+        row["loo_overhead_us"] = statistics.median(others)
+        row["loo_ms"] = round((row["hardware_us"] + row["loo_overhead_us"]) / 1000, 4)
+        row["error"] = row["estimated_ms"] / row["measured_ms"] - 1
+        row["loo_error"] = row["loo_ms"] / row["measured_ms"] - 1
+    return {"rows": rows, "run_overhead_us": overhead,
+            "max_abs_error": max(abs(r["error"]) for r in runnable),
+            "max_abs_loo_error": max(abs(r["loo_error"]) for r in runnable)}
+
+
+def n6_markdown(n6: dict) -> list[str]:
+    lines = ["## 3. STM32N6570-DK single int8 layers (Neural-ART), 64x64x3 input", "",
+             f"Worst error {n6['max_abs_error']:.1%} with the target's run overhead ({n6['run_overhead_us']:g} us); "
+             f"worst {n6['max_abs_loo_error']:.1%} with the overhead re-derived leaving the row out.", "",
+             "| layer | ST ms | estimated ms | error | LOO ms | LOO error | epochs | RAM KiB model / ST | bound | verdict / ST notes |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in n6["rows"]:
+        measured = "FAIL" if r["measured_ms"] is None else f"{r['measured_ms']:g}"
+        error = _pct(r["error"]) if "error" in r else "-"
+        loo = (f"{r['loo_ms']:g} | {_pct(r['loo_error'])}") if "loo_ms" in r else "- | -"
+        verdict = f"PREDICTED FAIL: {r['failure']}" if r["failure"] else "runs"
+        lines.append(f"| {r['layer']} | {measured} | {r['estimated_ms']:g} | {error} | {loo} | {r['epochs']} | "
+                     f"{r['ram_kib_model']:g} / {r['ram_kib_st']:g} | {r['bound']} | {verdict}; ST: {r['st_notes']} |")
+    return lines
+
+
+# ---------------------------------------------------------------- 4. placement cliffs
+
+def _with(target, *regions: MemoryRegion):
+    return target.with_regions((*target.regions, *regions), f"{target.name} + board memories")
+
+
+def cliff_targets() -> dict:
+    """Boards with external memories, as data (sources in the region notes)."""
+    h747 = load_target("stm32h747")
+    qspi = MemoryRegion("QSPI_FLASH", 0x9000_0000, 128 << 20, "flash", "r", bandwidth=133e6, latency_cycles=67,
+                        line_bytes=32, note="STM32H747I-DISCO (UM2411): 2 x 512 Mbit QSPI NOR, dual-flash 8 lines; "
+                        "estimate: 133 MB/s, ~140 ns per random line at 480 MHz")
+    sdram = MemoryRegion("SDRAM", 0xD000_0000, 32 << 20, "psram", bandwidth=400e6, latency_cycles=30, line_bytes=32,
+                         note="STM32H747I-DISCO: 256 Mbit SDRAM on FMC, 32 bits; estimate: 400 MB/s peak, ~60 ns")
+    u585 = load_target("stm32u585")
+    u585 = replace(u585, core=replace(u585.core, dcache_bytes=4096))
+    ospi_flash = MemoryRegion("OSPI_FLASH", 0x7000_0000, 64 << 20, "flash", "r", bandwidth=200e6, latency_cycles=40,
+                              line_bytes=16, note="B-U585I-IOT02A: 512 Mbit Octo-SPI NOR (DTR); estimate 200 MB/s, ~250 ns")
+    psram = MemoryRegion("OSPI_PSRAM", 0x9000_0000, 8 << 20, "psram", bandwidth=100e6, latency_cycles=40,
+                         line_bytes=16, note="B-U585I-IOT02A: 64 Mbit Octo-SPI PSRAM; estimate 100 MB/s, ~250 ns; "
+                         "the 4 KB DCACHE1 caches external memory (RM0456)")
+    return {"stm32h747 + QSPI + SDRAM": (h747, _with(h747, qspi), _with(h747, sdram), "SDRAM"),
+            "stm32u585 + OSPI flash + PSRAM": (u585, _with(u585, ospi_flash), _with(u585, psram), "OSPI_PSRAM")}
+
+
+def _latency(model: Path, target, runtime: str, **options) -> float:
+    deployment = deploy(model, DeploymentOptions(**options), target=target)
+    return estimate(deployment, runtime=runtime).latency_ms
+
+
+def run_cliffs(models: list[str]) -> list[dict]:
+    rows = []
+    for model in models:
+        path = SHARED_MODELS / model
+        n6 = load_target("stm32n6")
+        base = _latency(path, n6, "mcudeploy", weights="ram")
+        rows.append({"model": Path(model).stem, "board": "stm32n6 (NPU)", "runtime": "npu epochs", "base_ms": base,
+                     "external_weights_ms": _latency(path, n6, "mcudeploy", weights="flash"),
+                     "external_activations_ms": _latency(path, n6, "mcudeploy", weights="ram", activation_region="hyperRAM"),
+                     "base": "weights in npuRAM, activations in npuRAM",
+                     "external": "weights in octoFlash / activations in hyperRAM"})
+        for board, (plain, with_flash, with_ram, ram_name) in cliff_targets().items():
+            for runtime in ("cmsis-nn", "mcudeploy"):
+                base = _latency(path, plain, runtime)
+                rows.append({"model": Path(model).stem, "board": board, "runtime": runtime, "base_ms": base,
+                             "external_weights_ms": _latency(path, with_flash, runtime, weights="flash"),
+                             "external_activations_ms": _latency(path, with_ram, runtime, activation_region=ram_name),
+                             "base": "weights in internal flash, activations in SRAM",
+                             "external": f"weights in external flash / activations in {ram_name}"})
+    for row in rows:
+        row["weights_ratio"] = row["external_weights_ms"] / row["base_ms"]
+        row["activations_ratio"] = row["external_activations_ms"] / row["base_ms"]
+    return rows
+
+
+def cliffs_markdown(rows: list[dict]) -> list[str]:
+    lines = ["## 4. Placement cliffs (published: weights from external flash ~1.6x, activations in PSRAM 3-20x)", "",
+             "| model | board | runtime | baseline ms | weights external: ms (x) | activations external: ms (x) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['board']} | {r['runtime']} | {r['base_ms']:.4g} | "
+                     f"{r['external_weights_ms']:.4g} (x{r['weights_ratio']:.2f}) | "
+                     f"{r['external_activations_ms']:.4g} (x{r['activations_ratio']:.2f}) |")
+    return lines
+
+
+# ---------------------------------------------------------------- 5. timing
+
+def run_timing() -> dict:
+    deployment = _deployment(SHARED_MODELS / "mlperf_tiny/resnet8_int8.tflite", "stm32l4r5")
+    estimate(deployment)
+    times = []
+    for _ in range(20):
+        start = time.perf_counter()
+        estimate(deployment)
+        times.append(time.perf_counter() - start)
+    return {"model": "resnet8_int8", "target": "stm32l4r5", "median_ms": statistics.median(times) * 1e3,
+            "max_ms": max(times) * 1e3}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sections", nargs="+", default=["qemu", "lobo", "n6", "cliffs", "timing"])
+    parser.add_argument("--quick", action="store_true", help="qemu section on two small models only")
+    parser.add_argument("--out", type=Path, default=RESULTS / "estimate.md")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("mcudeploy").setLevel(logging.ERROR)
+    results: dict = {}
+    previous = json.loads(args.out.with_suffix(".json").read_text()) if args.out.with_suffix(".json").exists() else {}
+    if "qemu" in args.sections:
+        models = ["mlperf_tiny/fc_autoencoder_int8.tflite", "tflite_micro/hello_world_int8.tflite"] if args.quick else INT8_MODELS
+        results["qemu"] = run_qemu(models)
+    if "lobo" in args.sections:
+        results["lobo"] = run_lobo()
+    if "n6" in args.sections:
+        results["n6"] = run_n6()
+    if "cliffs" in args.sections:
+        results["cliffs"] = run_cliffs(["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/mobilenetv1_vww_int8.tflite",
+                                        "mlperf_tiny/dscnn_kws_int8.tflite"])
+    if "timing" in args.sections:
+        results["timing"] = run_timing()
+    results = {**previous, **results}
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    args.out.write_text("\n".join(render(results)) + "\n")
+    log.info("wrote %s", args.out)
+    return 0
+
+
+def render(results: dict) -> list[str]:
+    lines = ["# Latency estimator vs reality", "",
+             "Generated by `python benchmarks/estimate_bench.py` (methods in its docstring; the instruction model is "
+             "`src/mcudeploy/estimate/data/instruction_model.json`, fitted by `tools/fit_instruction_model.py` on "
+             "synthetic layers only).", ""]
+    if "qemu" in results:
+        lines += qemu_markdown(results["qemu"]) + [""]
+    if "lobo" in results:
+        lines += lobo_markdown(results["lobo"]) + [""]
+    if "n6" in results:
+        lines += n6_markdown(results["n6"]) + [""]
+    if "cliffs" in results:
+        lines += cliffs_markdown(results["cliffs"]) + [""]
+    if "timing" in results:
+        t = results["timing"]
+        lines += ["## 5. Speed of estimate()", "",
+                  f"`estimate(deployment)` on {t['model']} / {t['target']}: median {t['median_ms']:.1f} ms, "
+                  f"max {t['max_ms']:.1f} ms over 20 calls (goal < 50 ms)."]
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

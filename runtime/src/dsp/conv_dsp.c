@@ -1,0 +1,161 @@
+/*
+ * conv_dsp.c - mcu_conv2d_s8_dsp: int8 convolution (groups = 1), NHWC, for cores with the
+ * DSP extension (dual 16-bit multiply-accumulate, SMLAD).
+ *
+ * Two output pixels at a time. im2col writes each pixel's receptive field, K = kH*kW*C
+ * values X + input_offset in the weights' (i, j, c) order, as one q15 column of Kp = ceil4(K)
+ * values (padding taps and the K..Kp tail = 0), each group of four stored as (x0, x2, x1, x3):
+ * the order in which SXTB16 / SXTB16 ROR 8 split a word of four int8 weights, (w0, w2) and
+ * (w1, w3); SXTAB16 widens and adds the offset in one instruction. A 2x2 block (2 pixels x 2
+ * output channels, mcu_dsp_dot.h) then costs per four k 3 LDRD, 4 SXTB16 and 8 SMLAD:
+ *
+ *   acc[p, o] = bias[o] + sum_k W[o, k] * (X_p[k] + input_offset)    (int32, wrapping, exact)
+ *   Y[p, o]   = clamp(mbqm(acc, multiplier[o], shift[o]) + output_offset)
+ *
+ * Weights: rows zero-padded from K to Kp and interleaved by pairs of output channels
+ * (mcu_runtime_dsp.h, mcu_dsp_dot.h). A pointwise conv (1x1, stride 1, no padding) widens
+ * its two input rows directly; other convs with C % 4 == 0 widen whole kernel rows or taps;
+ * C % 4 != 0 gathers the field as int8 first, then widens it.
+ *
+ * Access order (for the overlap proof): every block reads its two pixels' fields into the
+ * scratch columns before it writes any of its outputs.
+ */
+#include "mcu_dsp_dot.h"
+#include "mcu_dsp_gemm.h"
+#include "mcu_variants.h"
+#include "mcu_runtime_dsp.h"
+
+typedef struct {
+    const mcu_conv_params *params;
+    const mcu_dims *in_dims, *w_dims, *out_dims;
+    int32_t depth, row;      /* K and Kp */
+    int32_t offset_pair;     /* (input_offset, input_offset) */
+    int8_t pad;              /* the input zero point (what X + input_offset = 0 reads) */
+} conv_shape;
+
+/* Receptive field of output pixel (batch, y, x) when C % 4 == 0: whole rows or taps, into
+ * one column of the interleaved pair (groups 8 halfwords apart). */
+static void field_by_taps(const conv_shape *shape, const int8_t *in, int32_t batch, int32_t y,
+                          int32_t x, int16_t *column) {
+    const mcu_conv_params *p = shape->params;
+    const mcu_dims *in_dims = shape->in_dims;
+    int32_t channels = in_dims->c, kernel_w = shape->w_dims->w, taps_row = kernel_w * channels;
+    int32_t in_x0 = x * p->stride_w - p->pad_left;
+    int32_t whole = p->dilation_w == 1 && in_x0 >= 0 && in_x0 + kernel_w <= in_dims->w;
+    for (int32_t i = 0; i < shape->w_dims->h; ++i, column += 2 * taps_row) {
+        int32_t in_y = y * p->stride_h - p->pad_top + i * p->dilation_h;
+        if (in_y < 0 || in_y >= in_dims->h) {
+            mcu_dsp_zero(column, taps_row, 8);
+            continue;
+        }
+        const int8_t *row = in + ((batch * in_dims->h + in_y) * in_dims->w) * channels;
+        if (whole) {
+            mcu_dsp_widen(row + in_x0 * channels, taps_row, shape->offset_pair, column, 8);
+            continue;
+        }
+        for (int32_t j = 0; j < kernel_w; ++j) {
+            int32_t in_x = in_x0 + j * p->dilation_w;
+            if (in_x < 0 || in_x >= in_dims->w) {
+                mcu_dsp_zero(column + 2 * j * channels, channels, 8);
+            } else {
+                mcu_dsp_widen(row + in_x * channels, channels, shape->offset_pair, column + 2 * j * channels, 8);
+            }
+        }
+    }
+}
+
+/* Receptive field when C % 4 != 0: gathered as int8 (natural order; padding and the K..Kp
+ * tail = the input zero point, which the offset turns into 0), then widened. */
+static void field_by_bytes(const conv_shape *shape, const int8_t *in, int32_t batch, int32_t y,
+                           int32_t x, int8_t *gathered, int16_t *column) {
+    const mcu_conv_params *p = shape->params;
+    const mcu_dims *in_dims = shape->in_dims;
+    int32_t channels = in_dims->c;
+    int8_t *cursor = gathered;
+    for (int32_t i = 0; i < shape->w_dims->h; ++i) {
+        int32_t in_y = y * p->stride_h - p->pad_top + i * p->dilation_h;
+        for (int32_t j = 0; j < shape->w_dims->w; ++j, cursor += channels) {
+            int32_t in_x = x * p->stride_w - p->pad_left + j * p->dilation_w;
+            int32_t inside = in_y >= 0 && in_y < in_dims->h && in_x >= 0 && in_x < in_dims->w;
+            const int8_t *source = in + (inside ? ((batch * in_dims->h + in_y) * in_dims->w + in_x) * channels : 0);
+            for (int32_t c = 0; c < channels; ++c) {   /* C < 4 here, mostly: no memcpy call */
+                cursor[c] = inside ? source[c] : shape->pad;
+            }
+        }
+    }
+    memset(cursor, shape->pad, (size_t)(shape->row - shape->depth));
+    mcu_dsp_widen(gathered, shape->row, shape->offset_pair, column, 8);
+}
+
+/* The field of output pixel `pixel` into column `which` (0 or 1) of the pair at `columns`. */
+static void field(const conv_shape *shape, const int8_t *in, int32_t pixel, int8_t *gathered,
+                  int16_t *columns, int32_t which) {
+    const mcu_dims *out_dims = shape->out_dims;
+    int32_t x = pixel % out_dims->w, y = (pixel / out_dims->w) % out_dims->h;
+    int32_t batch = pixel / (out_dims->w * out_dims->h);
+    if (shape->in_dims->c % 4 != 0) {
+        field_by_bytes(shape, in, batch, y, x, gathered, columns + 4 * which);
+    } else {
+        field_by_taps(shape, in, batch, y, x, columns + 4 * which);
+    }
+}
+
+
+static int32_t conv_row_length(const mcu_dims *w_dims) {
+    return mcu_dsp_row_length(w_dims->h * w_dims->w * w_dims->c);
+}
+
+int32_t mcu_conv2d_s8_dsp_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
+                                       const mcu_dims *w_dims, const mcu_dims *out_dims) {
+    (void)params;
+    (void)out_dims;
+    if (in_dims == NULL || w_dims == NULL) {
+        return 0;
+    }
+    int32_t row = conv_row_length(w_dims);
+    return 2 * row * (int32_t)sizeof(int16_t) + (in_dims->c % 4 != 0 ? row : 0);
+}
+
+static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_dims, const mcu_dims *w_dims,
+                            const mcu_dims *out_dims) {
+    return w_dims->h == 1 && w_dims->w == 1 && params->stride_h == 1 && params->stride_w == 1
+           && params->pad_top == 0 && params->pad_left == 0 && in_dims->h == out_dims->h
+           && in_dims->w == out_dims->w;
+}
+
+mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *params,
+                             const mcu_channel_quant *quant, const mcu_dims *in_dims, const int8_t *in,
+                             const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
+                             const mcu_dims *out_dims, int8_t *out) {
+    if (!mcu_conv_arguments_valid(params, quant, in_dims, in, w_dims, w, out_dims, out, 0) || ((uintptr_t)w & 3u) != 0) {
+        return MCU_ERR_ARG;
+    }
+    int32_t needed = mcu_conv2d_s8_dsp_scratch_size(params, in_dims, w_dims, out_dims);
+    if (ctx == NULL || ctx->buffer == NULL || ctx->size < needed || ((uintptr_t)ctx->buffer & 3u) != 0) {
+        return MCU_ERR_SCRATCH;
+    }
+    conv_shape shape = {params, in_dims, w_dims, out_dims, w_dims->h * w_dims->w * w_dims->c,
+                        conv_row_length(w_dims), mcu_dsp_pair(quant->input_offset),
+                        (int8_t)(-quant->input_offset)};
+    mcu_dsp_gemm_output output = {quant->multiplier, quant->shift, quant->output_offset, bias, params->activation,
+                                  mcu_dsp_reach(shape.depth)};
+    int16_t *columns = (int16_t *)ctx->buffer;
+    int8_t *gathered = (int8_t *)(columns + 2 * shape.row);
+    int32_t pointwise = is_pointwise(params, in_dims, w_dims, out_dims);
+    int32_t count = out_dims->n * out_dims->h * out_dims->w, channels = out_dims->c;
+    mcu_dsp_gemm_function gemm = mcu_dsp_gemm_for(&output, channels);
+    for (int32_t pixel = 0; pixel < count; pixel += 2) {
+        int32_t pair = pixel + 1 < count;
+        for (int32_t which = 0; which <= pair; ++which) {
+            if (pointwise) {
+                mcu_dsp_widen_row(in + (pixel + which) * in_dims->c, in_dims->c, shape.offset_pair,
+                                  columns + 4 * which, 8);
+            } else {
+                field(&shape, in, pixel + which, gathered, columns, which);
+            }
+        }
+        gemm(&output, columns, w, shape.row, channels, out + pixel * channels,
+             pair ? out + (pixel + 1) * channels : NULL);
+    }
+    return MCU_OK;
+}

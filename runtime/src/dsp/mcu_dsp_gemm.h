@@ -1,0 +1,40 @@
+/*
+ * mcu_dsp_gemm.h - the output stage shared by the _dsp conv and fully connected kernels
+ * (internal header): one or two q15 columns (an interleaved pair, mcu_dsp_dot.h) times every
+ * paired weight row, requantized and stored.
+ *
+ *   out0[o] = clamp(mbqm(bias[o] + column 0 . row o, multiplier[o], shift[o]) + output_offset)
+ *   out1[o] = the same for column 1 (the next pixel / row), when out1 != NULL
+ *
+ * Two versions (gemm_dsp.c): one for calls whose channels are all "simple"
+ * (mcu_dsp_all_simple: left 1 and mask -1 become constants), one for any channel.
+ */
+#ifndef MCU_DSP_GEMM_H
+#define MCU_DSP_GEMM_H
+
+#include "mcu_dsp_internal.h"
+
+typedef struct {
+    const int32_t *multiplier;   /* [O] */
+    const int32_t *shift;        /* [O] */
+    int32_t output_offset;
+    const int32_t *bias;         /* [O] or NULL */
+    mcu_activation activation;
+    int32_t reach;               /* mcu_dsp_reach(K) */
+} mcu_dsp_gemm_output;
+
+typedef void (*mcu_dsp_gemm_function)(const mcu_dsp_gemm_output *output, const int16_t *columns,
+                                      const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
+
+void mcu_dsp_gemm_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
+                         int32_t channels, int8_t *out0, int8_t *out1);
+void mcu_dsp_gemm_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                          int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
+
+/* The version for this call: simple when every one of `channels` channels is. */
+static inline mcu_dsp_gemm_function mcu_dsp_gemm_for(const mcu_dsp_gemm_output *output, int32_t channels) {
+    return mcu_dsp_all_simple(output->shift, output->bias, channels, output->reach) ? mcu_dsp_gemm_simple
+                                                                                   : mcu_dsp_gemm_general;
+}
+
+#endif /* MCU_DSP_GEMM_H */

@@ -1,0 +1,223 @@
+"""The estimate stage: a :class:`~mcudeploy.deployment.Deployment` -> an :class:`~.records.Estimate`.
+
+    estimate(deployment, runtime="mcudeploy", core_clock_hz=None, npu_clock_hz=None, overlay=None)
+
+Walks the plan's order: runs of NPU nodes become hardware epochs (:mod:`.npu`), every other
+node is a CPU layer on the target's core (:mod:`.cpu`: the runtime profile's instruction
+model, the core's CPI, the wait states of the regions the plan put its operands in). Adds
+the runtime's per-inference overhead (``network_run``'s checks and input / output copies,
+measured; an NPU run's software control, ``[npu] run_overhead_us``). Nodes the plan made no-ops
+(a concatenation written in place) cost nothing.
+
+``runtime``: a profile of ``data/runtimes.toml`` or a runtime label of ``overlay`` (a
+calibrated profile). ``core_clock_hz`` / ``npu_clock_hz`` replace the target's clocks (boards
+often run below the maximum): cycles stay, wait states of slow memories scale with the clock.
+
+Bad input is an error, never a silent zero: no target, a non-positive clock, NPU nodes on a
+target whose ``[npu]`` lacks the figures the NPU model needs (all missing keys named). A region
+without speed figures makes only the layers that touch it unknown (``Estimate.complete``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+from ..targets import MemoryRegion, Target, TargetError
+from .cpu import cpu_layer_cost
+from .features import softmax_pass
+from .instructions import overhead as measured_overhead
+from .npu import group_epochs, missing_npu_figures, npu_epoch_cost
+from .overlay import Overlay, load_overlay
+from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile
+from .records import Estimate, LayerCost
+
+ON_CHIP_NPU_SCALES = ("sram",)     # region kinds clocked with the NPU (bytes per cycle kept)
+
+
+@dataclass
+class Setting:
+    """Everything the layer models read, resolved once per estimate."""
+    target: Target
+    plan: object
+    variants: dict[str, str]
+    core_model: CoreModel
+    profile: RuntimeProfile
+    core_clock_hz: float
+    target_clock_hz: float
+    npu_clock_hz: float | None
+    regions: dict[str, MemoryRegion] = field(default_factory=dict)
+    epoch_controller: bool = True
+
+    @property
+    def scale(self) -> float:
+        return self.profile.scale
+
+    @property
+    def dcache_bytes(self) -> int:
+        return self.target.core.dcache_bytes
+
+    def region_of(self, value) -> str:
+        if value.is_constant:
+            return self.plan.weights.get(value.name, "")
+        placement = self.plan.tensors.get(value.name)
+        return placement.region if placement is not None else self.plan.placement.home_region
+
+    def npu_bytes_per_cycle(self, name: str) -> float:
+        region = self.regions.get(name)
+        if region is None:
+            return math.inf
+        if region.byte_width and region.freq_ratio:
+            per_cycle = region.byte_width / region.freq_ratio
+            return per_cycle if region.kind in ON_CHIP_NPU_SCALES else per_cycle * self.target.npu.clock_hz / self.npu_clock_hz
+        if region.bandwidth <= 0:
+            return 0.0
+        clock = self.target.npu.clock_hz if region.kind in ON_CHIP_NPU_SCALES else self.npu_clock_hz
+        return region.bandwidth / clock
+
+    def work_region(self, size: int, what: str) -> tuple[str, str]:
+        """The on-chip NPU region that holds an epoch's work buffer, or the largest external one
+        and the predicted failure."""
+        usable = [r for r in self.target.regions if r.writable and r.npu_access and r.holds_data]
+        on_chip = [r for r in usable if r.on_chip and r.size >= size]
+        if on_chip:
+            return max(on_chip, key=lambda r: (self.npu_bytes_per_cycle(r.name), r.size)).name, ""
+        largest = max((r for r in usable if r.on_chip), key=lambda r: r.size, default=None)
+        external = max((r for r in usable if not r.on_chip), key=lambda r: r.size, default=None)
+        failure = (f"{what} need {size / 1024:.0f} KiB, more than any on-chip memory the NPU reaches "
+                   f"(largest {largest.name}, {largest.size / 1024:.0f} KiB)" if largest else f"{what} need {size} bytes")
+        return (external.name if external else (largest.name if largest else "")), failure
+
+
+def _check(deployment, core_clock_hz, npu_clock_hz) -> None:
+    if deployment.target is None:
+        raise UsageError(f"{deployment.name}: the estimate needs a target (--target NAME or a .toml file)")
+    for option, value in (("--core-clock", core_clock_hz), ("--npu-clock", npu_clock_hz)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{option} {value!r}: a clock must be a positive number of Hz, e.g. 80e6")
+    target = deployment.target
+    if not target.core.clock_hz > 0:
+        raise TargetError(f"{target.source}: [core] clock_mhz is missing or zero; the estimate needs the clock")
+
+
+def _uses_npu(deployment) -> bool:
+    return deployment.mapping is not None and any(p.device == "npu" for p in deployment.mapping.placements)
+
+
+def _resolve_runtime(runtime: str, overlay: Overlay | None) -> RuntimeProfile:
+    if overlay is not None:
+        labelled = overlay.runtime(runtime)
+        if labelled is not None:
+            return labelled
+    return runtime_profile(runtime)
+
+
+def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay: Overlay | None) -> Setting:
+    target = deployment.target
+    model = core_model(target.core, target.source)
+    if overlay is not None:
+        model = overlay.apply_core(model)
+    npu_clock = None
+    if target.npu is not None:
+        npu_clock = npu_clock_hz or target.npu.clock_hz
+    variants = {name: choice.variant for name, choice in deployment.kernels.choices.items()}
+    return Setting(target, deployment.plan, variants, model, _resolve_runtime(runtime, overlay),
+                   core_clock_hz or target.core.clock_hz, target.core.clock_hz, npu_clock,
+                   {r.name: r for r in target.regions}, bool(target.npu and target.npu.epoch_controller))
+
+
+def kernel_context(deployment, node) -> dict:
+    """Deployment facts the features need: the output written where the input is (no copy),
+    a softmax's share of computed exponentials (from its prepared ``diff_min``)."""
+    plan = deployment.plan
+    out = plan.tensors.get(node.outputs[0].name)
+    first = node.inputs[0] if node.inputs else None
+    source = plan.tensors.get(first.name) if first is not None and not first.is_constant else None
+    in_place = out is not None and (out.alias_of is not None or (source is not None and out.offset == source.offset))
+    context = {"in_place": in_place}
+    diff_min = getattr(deployment.params.get(node.name), "diff_min", None) if node.op == "Softmax" else None
+    if diff_min is not None:
+        context["softmax_pass"] = softmax_pass(int(diff_min))
+    return context
+
+
+def _layers(deployment, setting: Setting) -> list[LayerCost]:
+    nodes = {node.name: node for node in deployment.graph.nodes}
+    elided = set(deployment.plan.elided_nodes)
+    on_npu = {p.node for p in deployment.mapping.placements if p.device == "npu"} if deployment.mapping else set()
+    layers: list[LayerCost] = []
+    run: list = []
+    epoch_index = 0
+
+    def flush() -> None:
+        nonlocal epoch_index
+        for epoch in group_epochs(run):
+            layers.extend(npu_epoch_cost(epoch, epoch_index, setting))
+            epoch_index += 1
+        run.clear()
+
+    for name in deployment.plan.order:
+        node = nodes[name]
+        if name in on_npu and name not in elided:
+            run.append(node)
+            continue
+        flush()
+        if name in elided:
+            layers.append(LayerCost(name, node.op, "cpu", "elided", 0, bound="overhead", clock_hz=setting.core_clock_hz,
+                                    notes=["no kernel call: the plan wrote it in place"],
+                                    cause=f"layer {name} costs nothing: the plan wrote it in place"))
+        else:
+            layers.append(cpu_layer_cost(node, setting, kernel_context(deployment, node)))
+    flush()
+    return layers
+
+
+def _overhead(deployment, setting: Setting, layers: list[LayerCost]) -> tuple[float, float]:
+    """Per-inference work outside the layers (module docstring): (microseconds, CPU instructions)."""
+    graph = deployment.graph
+    model, profile = setting.core_model, setting.profile
+    code_class = "scalar"
+    per_instruction = model.instruction_factor[code_class] * model.cpi[code_class]
+    measured = measured_overhead(profile.instructions, model.build)
+    cpu_layers = sum(1 for layer in layers if layer.device == "cpu" and layer.kernel != "elided")
+    # network_run copies the inputs / outputs only when they live in the arena (io_in_arena)
+    io = [*graph.inputs, *graph.outputs] if deployment.options.io_in_arena else []
+    if measured is not None:
+        instructions = (measured.get("per_inference", 0.0) + measured.get("per_layer", 0.0) * cpu_layers
+                        + measured.get("per_io_tensor", 0.0) * len(io)
+                        + measured.get("per_io_byte", 0.0) * sum(v.nbytes for v in io))
+    else:
+        instructions = profile.per_inference_instructions
+    instructions = max(0.0, instructions)
+    total = instructions * per_instruction * setting.scale / setting.core_clock_hz * 1e6
+    if any(layer.device == "npu" for layer in layers):
+        total += setting.target.npu.run_overhead_us
+    return total, instructions
+
+
+def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None = None,
+             npu_clock_hz: float | None = None, overlay: Overlay | str | Path | None = None) -> Estimate:
+    """The latency, traffic and bandwidth estimate of ``deployment`` (module docstring)."""
+    _check(deployment, core_clock_hz, npu_clock_hz)
+    if overlay is not None and not isinstance(overlay, Overlay):
+        overlay = load_overlay(overlay)
+    if _uses_npu(deployment):
+        missing = missing_npu_figures(deployment.target.npu)
+        if missing:
+            raise TargetError(f"{deployment.target.source}: the NPU estimate needs {', '.join(missing)} "
+                              f"(target {deployment.target.name!r}); add them to the target file (docs/targets.md)")
+    setting = make_setting(deployment, runtime, core_clock_hz, npu_clock_hz, overlay)
+    layers = _layers(deployment, setting)
+    target = deployment.target
+    power = {"cpu": target.core.active_power_mw}
+    if target.npu is not None:
+        power["npu"] = target.npu.active_power_mw
+    notes = []
+    if deployment.precision != "integer":
+        notes.append(f"precision {deployment.precision}: mcudeploy generates code for full-integer models only; "
+                     "the figures are those of the int8 kernels")
+    overhead_us, overhead_instructions = _overhead(deployment, setting, layers)
+    return Estimate(deployment.name, target.name, setting.profile.label or setting.profile.name, setting.core_clock_hz,
+                    setting.npu_clock_hz, layers, overhead_us, overhead_instructions,
+                    overlay.source if overlay is not None else None, notes, power)

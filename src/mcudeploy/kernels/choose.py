@@ -1,0 +1,95 @@
+"""Choose the kernel variant of every node: the plan's decision, made once, with a reason.
+
+Input: a graph, an optional target (its core decides what runs) and a preference
+(``"auto"``: the highest-ranked variant the core runs and that accepts the node;
+``"reference"``: the portable kernels everywhere). Output: a :class:`KernelSelection`
+(one :class:`KernelChoice` per node) that the planner asks for scratch bytes and reuse
+rules, the estimator for costs, and the code generator for the function to call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Graph, Node, Value
+from .catalogue import variant_named, variants_for
+from .overlap import overlap_distance as reference_distance
+from .reference import REFERENCE
+from .variant import KernelVariant
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    node: str
+    op: str
+    variant: str
+    reason: str
+
+
+class KernelSelection:
+    """The chosen variant of each node, and what it allows (scratch, overlap)."""
+
+    def __init__(self, choices: dict[str, KernelChoice], variants: dict[str, KernelVariant]) -> None:
+        self.choices = choices
+        self._variants = variants
+
+    def variant(self, node: Node) -> KernelVariant:
+        return self._variants.get(node.name, REFERENCE)
+
+    def scratch_bytes(self, node: Node) -> int:
+        return int(self.variant(node).scratch_bytes(node))
+
+    def overlap_distance(self, node: Node, value: Value) -> int | str:
+        """How far below ``value`` the node's output may start, as the chosen variant allows."""
+        variant = self.variant(node)
+        if variant.overlap == "none":
+            return f"kernel variant {variant.name} does not allow overlap"
+        if variant.overlap == "proved":
+            return variant.overlap_proof(node, value)
+        distance = reference_distance(node, value)
+        if variant.overlap == "in-place" and distance != 0:
+            return f"kernel variant {variant.name} allows full in-place reuse only"
+        return distance
+
+    def counts(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for choice in self.choices.values():
+            totals[choice.variant] = totals.get(choice.variant, 0) + 1
+        return totals
+
+    def to_json(self) -> dict:
+        return {name: {"variant": c.variant, "reason": c.reason} for name, c in self.choices.items()}
+
+
+def _choose(node: Node, core, preference: str) -> tuple[KernelVariant, str]:
+    if preference == "reference":
+        return REFERENCE, "reference kernels requested (kernels.variant = reference)"
+    skipped = []
+    for variant in variants_for(node.op):
+        if variant is REFERENCE:
+            break
+        if core is None or not variant.runs_on(core):
+            skipped.append(f"{variant.name} needs {variant.core_requirement}")
+            continue
+        refusal = variant.accepts(node)
+        if refusal:
+            skipped.append(f"{variant.name}: {refusal}")
+            continue
+        return variant, f"{variant.name}: fastest variant for {node.op} on {core.name}"
+    why = "; ".join(skipped) if skipped else f"no optimised variant for {node.op}"
+    return REFERENCE, f"reference ({why})"
+
+
+def choose_kernels(graph: Graph, target=None, preference: str = "auto",
+                   forced: dict[str, str] | None = None) -> KernelSelection:
+    """The variant of every node (module docstring); ``forced`` maps node -> variant name."""
+    core = target.core if target is not None else None
+    choices, variants = {}, {}
+    for node in graph.nodes:
+        if forced and node.name in forced:
+            variant = variant_named(node.op, forced[node.name])
+            reason = f"{variant.name}: forced"
+        else:
+            variant, reason = _choose(node, core, preference)
+        choices[node.name] = KernelChoice(node.name, node.op, variant.name, reason)
+        variants[node.name] = variant
+    return KernelSelection(choices, variants)

@@ -1,0 +1,179 @@
+"""Kernel variants for Cortex-M cores with the DSP extension (Cortex-M4, M7, M33, M55):
+``runtime/src/dsp/*.c``, declared in ``runtime/include/mcu_runtime_dsp.h``, function names
+``<reference name>_dsp``. Each is bit-exact with the reference kernel it replaces.
+
+Variant: technique; scratch; overlap rule (how the planner may share bytes with the input).
+
+* ``dsp-conv``: im2col to q15 (SXTAB16 adds the input offset), 2 pixels x 2 output channels,
+  SMLAD; scratch 4*Kp bytes (+Kp when C % 4 != 0); blocks of 2 pixels that read their fields
+  first (:func:`.overlap_blocked.conv_block_proof`).
+* ``dsp-depthwise``: 4 channels per word, SXTAB16 + SMLABB / SMLATT, by output rows (scales
+  decoded once per row); no scratch; units of one output row, reads not first.
+* ``dsp-fully-connected``: the input row read in place, 1 row x 2 units, SMLAD; no scratch;
+  no overlap.
+* ``dsp-elementwise``: Add / Mul without broadcasting, 4 elements per word, SMMULR; no
+  scratch; the reference proof (element i written after element i is read).
+* ``dsp-pool``: average (SXTAB16 sums) and max (SSUB8 + SEL) over 4 channels per word; no
+  scratch; the reference proof.
+
+Offline preparation (``prepare_constants``): conv / fully connected weight rows padded to
+``Kp = ceil4(K)`` and interleaved by pairs of output channels (:func:`paired_rows`);
+depthwise weights grouped by four channels, tap by tap (:func:`depthwise_groups`).
+
+The requantization uses SMMULR where a channel's accumulators provably stay below 2^30
+after the left shift (decided per channel in C from its bias and K), and TFLite's own
+64-bit form elsewhere (``runtime/src/dsp/mcu_dsp_internal.h``): exact for every input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Node
+from .catalogue import register
+from .overlap_blocked import conv_block_proof, conv_row_proof
+from .prepared import (
+    int8_refusal,
+    is_depthwise,
+    params_or_refusal,
+    prepared_params,
+    scratch_call,
+    scratch_refusal,
+    weight_rows,
+)
+from .variant import KernelVariant
+
+RANK = 10
+DSP_CORES = "the DSP extension (Cortex-M4 / M7 / M33 / M55)"
+HEADERS = ("include/mcu_runtime_dsp.h", "src/mcu_variants.h", "src/dsp/mcu_dsp_simd.h",
+           "src/dsp/mcu_dsp_internal.h", "src/dsp/mcu_dsp_dot.h", "src/dsp/mcu_dsp_gemm.h")
+
+
+def has_dsp(core) -> bool:
+    return bool(core.dsp)
+
+
+def row_length(depth: int) -> int:
+    return (depth + 3) // 4 * 4
+
+
+def paired_rows(rows: np.ndarray) -> np.ndarray:
+    """``[O, K]`` int8 rows -> the "paired rows" layout of ``mcu_runtime_dsp.h``, flat, ``O * Kp``."""
+    count, depth = rows.shape
+    padded = np.zeros((count, row_length(depth)), dtype=np.int8)
+    padded[:, :depth] = rows
+    pairs = count // 2 * 2
+    groups = padded[:pairs].reshape(pairs // 2, 2, padded.shape[1] // 4, 4).transpose(0, 2, 1, 3)
+    return np.concatenate([groups.reshape(-1), padded[pairs:].reshape(-1)])
+
+
+def _dot_refusal(node: Node) -> str | None:
+    """Why a dot-product variant refuses the node, or None."""
+    return int8_refusal(node) or params_or_refusal(node)[1]
+
+
+def conv_accepts(node: Node) -> str | None:
+    if node.attrs.get("group", 1) != 1:
+        return f"group {node.attrs.get('group')}: grouped and depthwise convolutions have their own kernels"
+    return _dot_refusal(node) or scratch_refusal(node, conv_scratch_bytes(node))
+
+
+def conv_scratch_bytes(node: Node) -> int:
+    channels = node.inputs[0].shape[3]
+    row = row_length(int(np.prod(node.inputs[1].shape[1:])))
+    return 4 * row + (row if channels % 4 else 0)
+
+
+def conv_constants(node: Node, params) -> dict[int, np.ndarray]:
+    return {1: paired_rows(weight_rows(node))}
+
+
+def depthwise_groups(weights: np.ndarray) -> np.ndarray:
+    """Depthwise weights ``[C, kH, kW, 1]`` -> the "depthwise groups" layout of
+    ``mcu_runtime_dsp.h``, flat, ``C * kH * kW`` bytes."""
+    channels = weights.shape[0]
+    taps = weights.reshape(channels, -1)
+    whole = channels // 4 * 4
+    groups = taps[:whole].reshape(channels // 4, 4, taps.shape[1]).transpose(0, 2, 1)
+    return np.ascontiguousarray(np.concatenate([groups.reshape(-1), taps[whole:].T.reshape(-1)]), dtype=np.int8)
+
+
+def depthwise_accepts(node: Node) -> str | None:
+    if not is_depthwise(node):
+        return "not a depthwise convolution"
+    if node.inputs[1].shape[0] != node.inputs[0].shape[3]:
+        return f"depth multiplier {node.inputs[1].shape[0] // node.inputs[0].shape[3]}: multiplier 1 only"
+    return _dot_refusal(node)
+
+
+def depthwise_constants(node: Node, params) -> dict[int, np.ndarray]:
+    return {1: depthwise_groups(node.inputs[1].const)}
+
+
+DSP_CONV = register(KernelVariant(
+    "dsp-conv", ("Conv",), "int8 conv, im2col to q15 + 2x2 SMLAD blocks (DSP extension)", rank=RANK,
+    runs_on=has_dsp, core_requirement=DSP_CORES,
+    accepts=conv_accepts, scratch_bytes=conv_scratch_bytes, overlap="proved",
+    overlap_proof=conv_block_proof(2, reads_first=True), function_suffix="_dsp",
+    sources=("dsp/conv_dsp.c", "dsp/gemm_dsp.c"), headers=HEADERS, prepare_constants=conv_constants,
+    scratch_check=scratch_call("mcu_conv2d_s8_dsp_scratch_size")))
+
+DSP_DEPTHWISE = register(KernelVariant(
+    "dsp-depthwise", ("Conv",), "int8 depthwise conv (multiplier 1), 4 channels per word, SMLABB/SMLATT "
+    "(DSP extension)", rank=RANK, runs_on=has_dsp, core_requirement=DSP_CORES, accepts=depthwise_accepts,
+    overlap="proved", overlap_proof=conv_row_proof(reads_first=False), function_suffix="_dsp",
+    sources=("dsp/depthwise_dsp.c",), headers=HEADERS,
+    prepare_constants=depthwise_constants))
+
+
+def fc_accepts(node: Node) -> str | None:
+    refusal = _dot_refusal(node)
+    if refusal:
+        return refusal
+    if prepared_params(node).weights_offset != 0:
+        return "per-tensor weights with a non-zero zero point (weights_offset != 0)"
+    return None
+
+
+DSP_FULLY_CONNECTED = register(KernelVariant(
+    "dsp-fully-connected", ("Gemm",), "int8 fully connected, input read in place, 1 row x 2 units SMLAD "
+    "(DSP extension)", rank=RANK, runs_on=has_dsp, core_requirement=DSP_CORES, accepts=fc_accepts,
+    overlap="none", function_suffix="_dsp", sources=("dsp/fully_connected_dsp.c",), headers=HEADERS,
+    prepare_constants=conv_constants))
+
+
+def elementwise_accepts(node: Node) -> str | None:
+    refusal = int8_refusal(node)
+    if refusal:
+        return refusal
+    if any(v is None or v.shape != node.outputs[0].shape or str(v.dtype) != "int8" for v in node.inputs[:2]):
+        return "broadcast or non-int8 operand: the reference kernel broadcasts"
+    params, refusal = params_or_refusal(node)
+    if refusal:
+        return refusal
+    if node.op == "Add" and params.left_shift > 21:
+        return f"left shift {params.left_shift} > 21"
+    if node.op == "Mul" and params.output_shift > 13:
+        return f"output shift {params.output_shift} > 13"
+    return None
+
+
+DSP_ELEMENTWISE = register(KernelVariant(
+    "dsp-elementwise", ("Add", "Mul"), "int8 Add / Mul without broadcasting, 4 elements per word, SMMULR "
+    "(DSP extension)", rank=RANK, runs_on=has_dsp, core_requirement=DSP_CORES, accepts=elementwise_accepts,
+    overlap="reference", function_suffix="_dsp", sources=("dsp/elementwise_dsp.c",), headers=HEADERS))
+
+
+def pool_accepts(node: Node) -> str | None:
+    refusal = int8_refusal(node)
+    if refusal:
+        return refusal
+    if tuple(node.attrs.get("dilations", (1, 1))) != (1, 1):
+        return "dilated pooling"
+    return params_or_refusal(node)[1]
+
+
+DSP_POOL = register(KernelVariant(
+    "dsp-pool", ("AveragePool", "MaxPool"), "int8 average / max pooling, 4 channels per word "
+    "(SXTAB16 sums, SSUB8 + SEL maxima; DSP extension)", rank=RANK, runs_on=has_dsp,
+    core_requirement=DSP_CORES, accepts=pool_accepts, overlap="reference", function_suffix="_dsp",
+    sources=("dsp/pool_dsp.c",), headers=HEADERS))

@@ -1,0 +1,75 @@
+"""A kernel variant: one implementation of an op family in the C runtime, and what it allows.
+
+A :class:`KernelVariant` says which ops it implements, which cores can run it (a predicate
+on :class:`~mcudeploy.targets.Core`), whether it accepts a given node (a reason when not),
+how many scratch bytes it needs, and how it may share bytes with its input: the planner
+asks the chosen variant, never the reference loop's order (an optimised kernel that
+writes a 2x2 block of outputs before reading the next inputs is not safe to overlap the way
+the reference loop is). Variants are data, registered in :mod:`.catalogue`.
+
+``overlap``: ``"reference"`` (the reference kernel's access-order proofs of
+:mod:`mcudeploy.kernels.overlap` hold for this variant too), ``"in-place"`` (only full in-place
+reuse of elementwise kernels, distance 0), ``"proved"`` (the variant's own
+``overlap_proof(node, value)``, from its access order, gives the distance) or ``"none"``.
+``rank``: larger is faster; :mod:`.choose` takes the highest-ranked variant that the core
+runs and that accepts the node.
+
+Optimised variants may read their constants in another layout than the graph's:
+``prepare_constants(node, params)`` returns the arrays the C function reads instead of the
+node's constant inputs, by input index (re-ordered weights at 1, a bias with the input
+offset folded in at 2, also when the node has none); the code generator emits those
+instead. ``scratch_check(symbol)`` is the C expression ``network_init`` compares with the
+planned scratch bytes (``symbol``: the layer's identifier, whose ``<symbol>_params``,
+``_in0_dims``, ``_w_dims`` and ``_out_dims`` the emitters declare); ``headers`` are the
+runtime headers (relative to ``runtime/``) the variant's calls and sources need.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir import Node, Value
+
+OVERLAP_RULES = ("reference", "in-place", "proved", "none")
+
+
+def no_scratch(node: Node) -> int:
+    return 0
+
+
+def accepts_all(node: Node) -> str | None:
+    return None
+
+
+def any_core(core) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    name: str                                         # "reference", "dsp", "mve"
+    ops: tuple[str, ...]                              # IR op names; () = every op
+    description: str
+    rank: int = 0
+    runs_on: Callable[[object], bool] = any_core      # core -> bool
+    core_requirement: str = ""                        # in words, for the reason
+    accepts: Callable[[Node], str | None] = accepts_all
+    scratch_bytes: Callable[[Node], int] = no_scratch
+    overlap: str = "reference"
+    function_suffix: str = ""                         # C function = reference name + suffix
+    sources: tuple[str, ...] = field(default=())      # extra runtime sources (runtime/src/...)
+    headers: tuple[str, ...] = field(default=())      # extra runtime headers (runtime/...)
+    prepare_constants: Callable[[Node, Any], dict[int, np.ndarray]] | None = None
+    scratch_check: Callable[[str], str] | None = None  # layer symbol -> C scratch-size expression
+    overlap_proof: Callable[[Node, Value], int | str] | None = None   # with overlap = "proved"
+
+    def __post_init__(self) -> None:
+        if self.overlap not in OVERLAP_RULES:
+            raise ValueError(f"kernel variant {self.name}: overlap {self.overlap!r} is not one of {OVERLAP_RULES}")
+        if (self.overlap == "proved") != (self.overlap_proof is not None):
+            raise ValueError(f"kernel variant {self.name}: overlap 'proved' goes with an overlap_proof")
+
+    def covers(self, op: str) -> bool:
+        return not self.ops or op in self.ops

@@ -1,0 +1,105 @@
+"""The memory transformations of a deployment, decided once: channel splits
+(:mod:`~mcudeploy.passes.split_channels`), spatial tiling (:mod:`.tiling`), then graph split
+(:mod:`.split`), as graph rewrites applied before the graph is mapped and planned (the
+driver's step 2b).
+
+Input: the deployable graph, the :class:`~mcudeploy.options.DeploymentOptions` (``[tiling]``
+and ``[split]``) and the target; the order is channel splits (a split layer can still be
+tiled), tiling, split (a cut may name a tiled region's end). Output: a :class:`MemoryTransform` record (the choices, the
+external arena's tensors); the graph is rewritten in place. Nothing happens when both
+sections are empty, so every other deployment is unchanged.
+
+The automatic rules need a limit: ``limit`` of their section, else the room of the on-chip
+region the arena would go to (:func:`on_chip_room`). Their trial plans use the deployment's
+own planner settings (alignment, I/O in the arena, kernel variants, time limit: the memory-aware
+order depends on it), so the arena a choice reports is the one the deployment gets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..ir import Graph
+from ..kernels import choose_kernels
+from ..options import DeploymentOptions
+from ..passes.base import run_passes
+from ..passes.split_channels import SplitChannels
+from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
+from .memory_plan import MemoryPlan, plan_memory
+from .placement import _arena_candidates, _capacities, home_region
+from .split import SplitChoice, auto_split, given_split
+from .tiling import TilingChoice, auto_tiling, given_tiling
+
+
+@dataclass
+class MemoryTransform:
+    tiling: TilingChoice | None = None
+    split: SplitChoice | None = None
+    channel_splits: dict[str, int] = field(default_factory=dict)   # Conv -> groups of output channels
+
+    @property
+    def external(self) -> frozenset[str]:
+        return self.split.external if self.split is not None else frozenset()
+
+    def to_json(self) -> dict:
+        return {"tiling": self.tiling.to_json() if self.tiling else None,
+                "split": self.split.to_json() if self.split else None,
+                "channel_splits": dict(self.channel_splits)}
+
+
+def on_chip_room(graph: Graph, target, options: DeploymentOptions) -> int | None:
+    """Bytes the arena may take on chip: the largest allowed on-chip region's capacity, less
+    the fixed items (stack, reserve, runtime state) when it is their home region."""
+    if target is None:
+        return options.sram_limit
+    capacity = _capacities(target, options)
+    regions = [r for r in _arena_candidates(target, options) if r.on_chip]
+    if not regions:
+        return None
+    home = home_region(target, options).name
+    fixed = options.stack + options.reserve + RUNTIME_BASE + RUNTIME_PER_NODE * len(graph.nodes)
+    return max(capacity[r.name] - (fixed if r.name == home else 0) for r in regions)
+
+
+def _planner(target, options: DeploymentOptions):
+    def plan(graph: Graph, external: frozenset[str] = frozenset()) -> MemoryPlan:
+        return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels),
+                           alignment=options.alignment, io_in_arena=options.io_in_arena, reuse=options.reuse,
+                           overlap=options.overlap, schedule=options.schedule, external=external,
+                           time_limit=options.time_limit)
+    return plan
+
+
+def _limit(given: int | None, graph: Graph, target, options: DeploymentOptions, section: str) -> int:
+    limit = given if given is not None else on_chip_room(graph, target, options)
+    if limit is None:
+        raise UsageError(f"[{section}] auto needs a limit: give [{section}] limit, [memory] sram_limit "
+                         "or a target")
+    return limit
+
+
+def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> MemoryTransform:
+    """Tile, then split ``graph`` in place as ``options`` say (module docstring)."""
+    transform = MemoryTransform()
+    plan = _planner(target, options)
+    if options.channel_splits:
+        splits = SplitChannels(dict(options.channel_splits))
+        run_passes(graph, [splits])
+        transform.channel_splits = dict(options.channel_splits)
+    if options.tiling_regions and options.tiling_auto:
+        raise UsageError("[tiling]: give regions or auto = true, not both")
+    if options.tiling_regions:
+        transform.tiling = given_tiling(graph, options.tiling_regions)
+    elif options.tiling_auto:
+        transform.tiling = auto_tiling(graph, plan, limit=_limit(options.tiling_limit, graph, target, options,
+                                                                 "tiling"),
+                                       max_overhead=options.tiling_max_overhead, mode=options.tiling_mode,
+                                       alignment=options.alignment, io_in_arena=options.io_in_arena)
+    if options.split_points and options.split_auto:
+        raise UsageError("[split]: give points or auto = true, not both")
+    tiled = transform.tiling.tiled if transform.tiling else []
+    if options.split_points:
+        transform.split = given_split(graph, options.split_points, tiled)
+    elif options.split_auto:
+        transform.split = auto_split(graph, plan, _limit(options.split_limit, graph, target, options, "split"))
+    return transform

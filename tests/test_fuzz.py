@@ -1,0 +1,47 @@
+"""A seeded, bounded fuzz campaign over every class of bad input (the short version of
+``benchmarks/fuzz_bench.py``): each case must end in an exit code of its error class (or 0),
+without a traceback, a signal or a hang, and leave every file the command was not told to
+write byte-identical (see :mod:`fuzz_harness`)."""
+from __future__ import annotations
+
+import pytest
+
+import fuzz_cases
+import fuzz_harness
+from conftest import MODELS
+
+CASES_PER_FAMILY = 60
+
+
+@pytest.mark.slow
+def test_fuzz_campaign_has_no_failures():
+    if not MODELS.exists():
+        pytest.skip(f"{MODELS} not available")
+    count = CASES_PER_FAMILY * len(fuzz_cases.FAMILIES)
+    results = fuzz_harness.run_campaign(seed=20240, count=count, workers=2, timeout=60.0)
+    assert len(results) == count
+    failures = [f"{r.family}/{r.name}: {'; '.join(r.problems())}" for r in results if not r.passed]
+    assert not failures, "\n".join(failures)
+    counts = fuzz_harness.summary(results)
+    assert set(counts) == set(fuzz_cases.FAMILIES)
+    # the campaign must reach the commands' work, not only their first refusal
+    assert sum(row.get("exit 0", 0) for row in counts.values()) > count // 10
+
+
+def test_harness_detects_each_kind_of_failure(tmp_path):
+    """The judge itself: an altered file, an escape printed, a missing error line."""
+    before = {"a": "1", "b": "2", "out/x": "3"}
+    after = {"a": "1", "b": "changed", "out/x": "4", "new": "5"}
+    assert fuzz_harness.altered_files(before, after, ("out",)) == ["b", "new"]
+    assert fuzz_harness.altered_files(before, after, ("out", "b", "new"), protect=("b",)) == ["b"]
+    result = fuzz_harness.Result(0, "f", "n", code=2, bad_message=True)
+    assert not result.passed and "no one-line error" in result.problems()[0]
+    assert fuzz_harness.UNSAFE_OUTPUT.search("name \x1b[31m") and fuzz_harness.UNSAFE_OUTPUT.search("a\u202eb")
+    assert not fuzz_harness.Result(0, "f", "n", code=11).passed
+
+
+def test_cases_are_reproducible_from_the_seed():
+    first, second = fuzz_cases.generate(7, 30), fuzz_cases.generate(7, 30)
+    for index in range(30):
+        assert first[index].argv == second[index].argv
+        assert first[index].files == second[index].files

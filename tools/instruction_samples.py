@@ -1,0 +1,115 @@
+"""Synthetic layers for the instruction-model fit: seeded, varied shapes per kernel family.
+
+``sample_batches(seed)`` -> a list of :class:`~layer_graphs.LayerBatch` graphs, each a set of
+independent single layers small enough that one QEMU run measures all of them. The shapes are
+drawn at random (``numpy.random.default_rng(seed)``) over the ranges the shared models use
+(channels 1-256, feature maps 1-48 pixels a side, kernels 1x1 to 7x7 and 10x4, strides 1-2,
+SAME and VALID padding), never copied from a real model: the real models are the test set.
+"""
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+from layer_graphs import LayerBatch
+
+MAX_MACS = 600_000          # ~8M reference instructions: one layer runs in well under a second
+LAYERS_PER_BATCH = 30
+CHANNELS = (1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256)
+KERNELS = ((1, 1), (3, 3), (3, 3), (5, 5), (7, 7), (1, 3), (3, 1), (10, 4), (2, 2), (1, 5))
+
+
+def _pick(rng, values):
+    return values[int(rng.integers(len(values)))]
+
+
+def _conv(batch: LayerBatch, rng, depthwise: bool) -> None:
+    for _ in range(200):
+        kernel = _pick(rng, KERNELS)
+        stride = (int(rng.integers(1, 3)),) * 2
+        h, w = int(rng.integers(max(1, kernel[0] - 1), 41)), int(rng.integers(max(1, kernel[1] - 1), 41))
+        pad = "same" if rng.random() < 0.7 else "valid"
+        if pad == "valid" and (h < kernel[0] or w < kernel[1]):
+            continue
+        c = _pick(rng, CHANNELS)
+        o = c * int(rng.integers(1, 3)) if depthwise and rng.random() < 0.2 else (c if depthwise else _pick(rng, CHANNELS))
+        group = c if depthwise else 1
+        out_h, out_w = (math.ceil(h / stride[0]), math.ceil(w / stride[1])) if pad == "same" else \
+            ((h - kernel[0]) // stride[0] + 1, (w - kernel[1]) // stride[1] + 1)
+        macs = out_h * out_w * o * kernel[0] * kernel[1] * (c // group)
+        if depthwise and c == 1:
+            continue
+        if macs <= MAX_MACS:
+            batch.conv(h, w, c, o, kernel, stride, pad, group=group, relu=bool(rng.random() < 0.5))
+            return
+
+
+def _fully_connected(batch: LayerBatch, rng) -> None:
+    depth = int(rng.choice([1, 2, 3, 8, 10, 16, 33, 64, 100, 128, 256, 400, 640, 1024]))
+    units = int(rng.choice([1, 2, 3, 8, 10, 12, 16, 32, 64, 128, 256]))
+    rows = 1 if rng.random() < 0.8 else int(rng.integers(2, 5))
+    if rows * units * depth <= MAX_MACS:
+        batch.fully_connected(depth, units, rows)
+
+
+def _shape(rng, max_elements=20000) -> tuple[int, int, int, int]:
+    while True:
+        shape = (1, int(rng.integers(1, 33)), int(rng.integers(1, 33)), _pick(rng, CHANNELS))
+        if math.prod(shape) <= max_elements:
+            return shape
+
+
+def _elementwise(batch: LayerBatch, rng, op: str = "Add") -> None:
+    shape = _shape(rng)
+    if op in ("Add", "Sub", "Mul"):
+        other = shape if rng.random() < 0.75 else (1, 1, 1, shape[3])
+        batch.binary(op, shape, other)
+    elif op in ("AveragePool", "MaxPool"):
+        k = _pick(rng, ((2, 2), (3, 3), (2, 2), (shape[1], shape[2])))
+        s = k if rng.random() < 0.6 else (1, 1)
+        if shape[1] >= k[0] and shape[2] >= k[1]:
+            batch.pool(op, shape[1], shape[2], shape[3], k, s, "valid" if rng.random() < 0.6 else "same")
+    elif op == "Softmax":
+        rows, depth = int(rng.integers(1, 4)), int(rng.integers(2, 1001))
+        batch.softmax(rows, depth, (0.05, 0.1, 0.2, 0.4)[depth % 4])   # varied diff_min: exps skipped
+    elif op == "Reshape":
+        batch.reshape(shape, (1, math.prod(shape)))
+    elif op == "Concat":
+        parts = [(1, shape[1], shape[2], _pick(rng, CHANNELS)) for _ in range(int(rng.integers(2, 4)))]
+        batch.concat(parts, axis=3)
+    elif op == "ReduceMean":
+        batch.mean(shape[1], shape[2], shape[3])
+    elif op in ("Sigmoid", "Tanh"):
+        scale, zero = (1 / 256, -128) if op == "Sigmoid" else (1 / 128, 0)
+        batch.unary(op, shape, scale=scale, zero_point=zero)
+    elif op == "LeakyRelu":
+        batch.unary(op, shape, {"alpha": 0.1})
+    elif op == "HardSwish":
+        batch.unary(op, shape)
+
+
+FAMILY_SAMPLERS = [
+    (lambda b, r: _conv(b, r, False), 110), (lambda b, r: _conv(b, r, True), 70),
+    (_fully_connected, 50),
+    *[(partial(_elementwise, op=op), count) for op, count in (
+        ("Add", 24), ("Sub", 8), ("Mul", 12), ("AveragePool", 20), ("MaxPool", 16), ("Softmax", 16),
+        ("Reshape", 12), ("Concat", 12), ("ReduceMean", 12), ("Sigmoid", 8), ("Tanh", 8),
+        ("LeakyRelu", 8), ("HardSwish", 8))],
+]
+
+
+def sample_batches(seed: int = 2026) -> list:
+    """The synthetic layers, in batches of at most LAYERS_PER_BATCH (module docstring)."""
+    rng = np.random.default_rng(seed)
+    draws = [sampler for sampler, count in FAMILY_SAMPLERS for _ in range(count)]
+    order = rng.permutation(len(draws))
+    batches, batch, size = [], None, LAYERS_PER_BATCH
+    for index in order:
+        if batch is None or len(batch.outputs) >= size:
+            size = int(rng.integers(4, LAYERS_PER_BATCH + 1))   # varied: the per-layer overhead is fitted
+            batch = LayerBatch(f"fit{len(batches)}", seed=int(rng.integers(1 << 30)))
+            batches.append(batch)
+        draws[index](batch, rng)
+    return [b for b in batches if b.outputs]
