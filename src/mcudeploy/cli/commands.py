@@ -23,6 +23,8 @@ COMMANDS = {
     "report": ("cmd_report", "Write the self-contained HTML report of a recorded run"),
     "run": ("cmd_run", "Run a model on given inputs with a reference engine or the generated C code"),
     "runs": ("cmd_runs", "List, show, compare and export the recorded runs"),
+    "search": ("cmd_search", "Search compile options (schedule, reuse, regions, split arena, kernels, ...) with a "
+                             "trial log; verified what-if fixes when nothing fits"),
     "targets": ("cmd_targets", "List the built-in hardware targets, or show one target's core, NPU and memory"),
     "validate": ("cmd_validate", "Compare a quantized model with its float original (PASS / FAIL), and its "
                                  "generated C code with the integer reference"),

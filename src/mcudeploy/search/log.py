@@ -1,0 +1,107 @@
+"""The trial log: one human line and one JSON line per trial, written as the search runs.
+
+Input: trials as they finish, free-text notes (pruning, bisection, fixes). Output: a text
+file (``--log FILE``) in the form compiler logs use, and JSON lines beside it
+(``FILE.jsonl``)::
+
+    Trial 23: config { schedule: file, alignment: 8 } - FAIL (RAM_NOFIT: SRAM overflow in cpuRAM2:
+        estimated 421888 B (412KB), available 393216 B (384KB); peak at step 22 (concat_60): ...)
+    Trial 24: config { ... } - PASS (latency 52.31 ms, on-chip 371KB, external 0B, flash 1.2MB)
+    # pruned: ... (a note)
+
+Each line is flushed when written, so the log of a search that stops on an error (or is
+interrupted) keeps every trial run so far. The config shows the knobs the search varies
+that differ from trial 0, the base, (and any constraint a trial changes, e.g. a bisection's
+``sram_limit``); the JSON line has the whole configuration.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import IO, Any
+
+from .reasons import kib
+from .space import describe_value
+
+logger = logging.getLogger(__name__)
+
+
+def json_path_for(path: Path) -> Path:
+    return path.with_name(path.name + ".jsonl")
+
+
+def config_text(config: dict[str, Any], shown: list[str], knobs: set[str] = frozenset(),
+                base: dict[str, Any] | None = None) -> str:
+    """The ``shown`` knobs of ``config`` that differ from ``base`` (all of them without a base)
+    and every key that is not a knob (a constraint a trial changes, e.g. ``sram_limit``)."""
+    keys = [k for k in shown if k in config and (base is None or base.get(k) != config[k])]
+    keys += [k for k in config if k in knobs and k not in shown and base is not None and base.get(k) != config[k]]
+    keys += sorted(k for k in config if k not in shown and k not in knobs)
+    if not keys:
+        return "{ defaults }" if base is not None else "{ }"
+    return "{ " + ", ".join(f"{k}: {describe_value(config[k])}" for k in keys) + " }"
+
+
+def outcome_text(trial) -> str:
+    if trial.status == "PASS":
+        metrics = trial.metrics
+        latency = "latency unknown" if metrics.latency_us is None else f"latency {metrics.latency_us / 1000:.3f} ms"
+        parts = [latency, f"on-chip {kib(metrics.on_chip_bytes)}", f"external {kib(metrics.external_bytes)}",
+                 f"flash {kib(metrics.flash_bytes)}"]
+        parts += [f"{key} {value}" for key, value in sorted(metrics.extra.items()) if key in _SHOWN_EXTRA]
+        return "PASS (" + ", ".join(parts) + ")"
+    return f"{trial.status} (" + "; ".join(f"{r.code}: {r.message}" for r in trial.reasons) + ")"
+
+
+_SHOWN_EXTRA = ("vela_cycles", "vela_sram_bytes", "npu_operators", "cpu_operators")
+
+
+class TrialLog:
+    """The two log files (module docstring); either may be None (nothing written)."""
+
+    def __init__(self, path: str | Path | None, shown: list[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.shown = list(shown or [])
+        self.knobs: set[str] = set()
+        self.base: dict[str, Any] | None = None      # configs are shown as changes from it
+        self._text: IO[str] | None = None
+        self._json: IO[str] | None = None
+        if self.path is not None:
+            self._text = self.path.open("w", encoding="utf-8")
+            self._json = json_path_for(self.path).open("w", encoding="utf-8")
+
+    def set_shown(self, shown: list[str], knobs: set[str], base: dict[str, Any] | None = None) -> None:
+        """Show the knobs ``shown`` (the ones varied) as changes from ``base`` (trial 0)."""
+        self.shown, self.knobs, self.base = list(shown), set(knobs), base
+
+    def _write(self, stream: IO[str] | None, line: str) -> None:
+        if stream is not None:
+            stream.write(line + "\n")
+            stream.flush()
+
+    def note(self, text: str, data: dict | None = None) -> None:
+        for line in text.splitlines() or [""]:
+            self._write(self._text, f"# {line}")
+        if data is not None:
+            self._write(self._json, json.dumps({"note": text, **data}, default=str))
+        logger.info("%s", text)
+
+    def trial_line(self, trial) -> str:
+        label = f" [{trial.label}]" if trial.label else ""
+        number = "-" if trial.index < 0 else str(trial.index)
+        return f"Trial {number}{label}: config {config_text(trial.config, self.shown, self.knobs, self.base)} - {outcome_text(trial)}"
+
+    def trial(self, trial) -> str:
+        line = self.trial_line(trial)
+        self._write(self._text, line)
+        self._write(self._json, json.dumps(trial.to_json(), default=str))
+        for note in trial.notes:
+            logger.debug("trial %s: %s", trial.index, note)
+        return line
+
+    def close(self) -> None:
+        for stream in (self._text, self._json):
+            if stream is not None:
+                stream.close()
+        self._text = self._json = None

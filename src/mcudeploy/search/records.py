@@ -1,0 +1,131 @@
+"""The search's input and output records.
+
+:class:`SearchRequest` is every setting of one search (what ``mcudeploy search`` parses);
+:class:`SearchResult` is what it found: every trial in order, the best one for the
+objective, the Pareto front, the critical SRAM limit of the best (a
+:class:`~.critical.Boundary`), the what-if fixes when nothing passes, and the count of
+configurations the bounds pruned. :meth:`SearchResult.to_json` is the ``--json`` document;
+:meth:`SearchResult.best_toml` the ``-o BEST.toml`` file (:func:`mcudeploy.options.options_toml`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..options import DeploymentOptions, options_toml
+from .critical import Boundary
+from .reasons import Constraints
+from .space import Space, options_for
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    target: Any = None                      # name, target file, or Target (None: options.target)
+    options: DeploymentOptions = DeploymentOptions()
+    locked: frozenset[str] = frozenset()    # option fields the user gave: never varied
+    objective: str = "memory"
+    budget: int | None = 100                # trials of the exploration (None: until time or space ends)
+    time_limit: float | None = None         # seconds of exploration
+    jobs: int = 1
+    seed: int = 0
+    constraints: Constraints = Constraints()
+    space: dict[str, list] = field(default_factory=dict)      # --space overrides
+    backend: str = "mcudeploy"              # or "vela"
+    input_shapes: dict | None = None
+    log_path: Path | None = None
+    critical_limit: bool = True             # bisect the best's critical sram_limit
+    fixes: bool = True                      # what-if fixes when nothing passes
+
+
+@dataclass
+class Fix:
+    """One verified what-if fix: what to change, what it costs, how to apply it."""
+    kind: str                  # resolution | psram | split | tiling | alignment | skip_conv | sram_limit | reserve
+    title: str
+    verified: bool             # the pipeline on the changed model / configuration: its reasons are gone
+    price: dict[str, Any] = field(default_factory=dict)
+    apply: list[str] = field(default_factory=list)          # exact command lines / config lines
+    details: list[str] = field(default_factory=list)
+    rank: float = 0.0          # smaller: cheaper (module fixes.py says how it is computed)
+    trial: int | None = None   # the trial that verified it
+    exact: bool = True         # False: needs retraining (not numerically equivalent)
+    passes: bool = False       # its trial PASSes outright (verified: the reasons it targets are gone)
+    changes: dict[str, Any] = field(default_factory=dict)   # the configuration changes it makes
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "title": self.title, "verified": self.verified, "price": self.price,
+                "apply": list(self.apply), "details": list(self.details), "rank": self.rank,
+                "trial": self.trial, "exact": self.exact, "passes": self.passes,
+                "changes": {k: v for k, v in self.changes.items()}}
+
+
+@dataclass
+class SearchResult:
+    request: SearchRequest
+    space: Space
+    trials: list = field(default_factory=list)
+    best: Any = None
+    front: list = field(default_factory=list)
+    critical: Boundary | None = None
+    fixes: list[Fix] = field(default_factory=list)
+    pruned: int = 0
+    seconds: float = 0.0
+    model: str = ""
+    target: str = ""
+    notes: list[str] = field(default_factory=list)
+    baseline: dict[str, Any] = field(default_factory=dict)   # back-end figures outside the trials
+    base: DeploymentOptions | None = None       # the options of trial 0 (the request's, with the target)
+    vela: Any = None                            # search.vela.VelaSetup of the Vela back end
+
+    @property
+    def default(self):
+        return self.trials[0] if self.trials else None
+
+    @property
+    def found(self) -> bool:
+        return self.best is not None
+
+    def best_options(self) -> DeploymentOptions | None:
+        """The winning deployment options (the Vela back end: the base's, the Vela command is
+        in :meth:`best_toml`'s header)."""
+        if self.best is None:
+            return None
+        base = self.base or self.request.options
+        return base if self.vela is not None else options_for(base, self.best.config)
+
+    def best_toml(self, vela_ini_name: str = "vela.ini") -> str:
+        options = self.best_options()
+        metrics = self.best.metrics
+        if self.vela is not None:
+            from .vela import command_line
+            return options_toml(options, header=f"best Vela configuration (trial {self.best.index}), "
+                                                f"Vela's estimate {metrics.latency_us / 1000:.3f} ms, SRAM "
+                                                f"{metrics.on_chip_bytes} bytes (vela.ini: written beside this file):\n"
+                                                f"{command_line(self.vela, self.best.config, vela_ini_name)}")
+        latency = "unknown" if metrics.latency_us is None else f"{metrics.latency_us / 1000:.3f} ms"
+        header = (f"found by: mcudeploy search {self.model} --target {self.target} --objective "
+                  f"{self.request.objective} (trial {self.best.index} of {len(self.trials)})\n"
+                  f"estimated latency {latency}; on-chip RAM {metrics.on_chip_bytes} bytes; "
+                  f"external RAM {metrics.external_bytes} bytes; flash {metrics.flash_bytes} bytes")
+        if self.critical is not None and self.critical.found:
+            header += f"\ncritical sram_limit {self.critical.passing} bytes (one byte less does not fit)"
+        return options_toml(options, header=header)
+
+    def to_json(self) -> dict:
+        critical = None
+        if self.critical is not None:
+            critical = {"passing": self.critical.passing, "failing": self.critical.failing,
+                        "trials": [t.index for t in self.critical.trials]}
+        return {"model": self.model, "target": self.target, "objective": self.request.objective,
+                "backend": self.request.backend, "seed": self.request.seed, "jobs": self.request.jobs,
+                "budget": self.request.budget, "seconds": round(self.seconds, 3),
+                "constraints": self.request.constraints.to_dict(),
+                "space": {name: [str(v) for v in values] for name, values in self.space.values.items()},
+                "locked": sorted(self.space.locked), "trials_run": len(self.trials), "pruned": self.pruned,
+                "default": self.default.to_json() if self.default else None,
+                "best": self.best.to_json() if self.best else None,
+                "best_options": self.best_options().to_dict() if self.best else None,
+                "front": [t.index for t in self.front], "critical_sram_limit": critical,
+                "fixes": [fix.to_json() for fix in self.fixes], "notes": list(self.notes),
+                "baseline": self.baseline}

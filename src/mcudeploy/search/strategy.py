@@ -1,0 +1,142 @@
+"""Which configurations to try next: neighbourhood moves from the incumbent, then seeded
+random mutations of the Pareto front. Smart, not exhaustive.
+
+Input: the :class:`~.space.Space`, the objective, a seed and the trials so far. Output: the
+next batch of configurations (at most ``BATCH``), never one already tried.
+
+1. **One knob at a time** from the incumbent (the best passing trial for the objective; while
+   nothing passes, the *least failing* one: fewest bytes over capacity, then fewest reasons),
+   knobs in the objective's priority order (:data:`PRIORITY`), each alternative value.
+2. When the incumbent has no untried neighbour: **combine** - the incumbent with every other
+   front member's differing knobs taken one at a time - then **mutate**: two or three free
+   knobs of a random front member (or the incumbent) set to random values, from a
+   ``random.Random(seed)``.
+
+**Cost**: a knob value whose trials are *expensive* (mean time above ``EXPENSIVE_SECONDS`` and
+``EXPENSIVE_FACTOR`` x the median trial, e.g. automatic tiling of a 512x512 U-Net: a minute
+each) takes at most ``EXPENSIVE_PER_BATCH`` places in a batch, and the neighbours of the best
+cheap trial are proposed beside the incumbent's, so cheap moves are not starved. Durations are
+rounded to whole seconds before they are compared.
+
+The batch size is fixed (not the number of workers) and proposals depend only on the trials'
+outcomes (and those rounded durations), so a search is the same with ``-j 1`` and ``-j 8``
+unless a trial's time crosses the threshold differently.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .pareto import best_trial, pareto_front
+from .space import Space, config_key, normalise
+
+BATCH = 8
+MUTATION_DRAWS = 64
+EXPENSIVE_SECONDS = 5.0
+EXPENSIVE_FACTOR = 10.0
+EXPENSIVE_PER_BATCH = 2
+PRIORITY = {
+    "memory": ("schedule", "reuse", "overlap", "concat_in_place", "split_arena", "tiling_auto", "tiling_max_overhead",
+               "split_auto",
+               "alignment", "io_in_arena", "external_activations", "activation_region", "force_cpu", "kernels",
+               "weights"),
+    "latency": ("activation_region", "weights", "kernels", "split_arena", "external_activations", "force_cpu",
+                "tiling_auto", "tiling_max_overhead", "split_auto", "schedule", "reuse", "overlap", "concat_in_place",
+                "alignment",
+                "io_in_arena"),
+}
+PRIORITY["balanced"] = PRIORITY["latency"]
+
+
+def least_failing(trials: list):
+    """The failed trial closest to fitting (fewest bytes over, then fewest reasons)."""
+    failed = [t for t in trials if t.status == "FAIL" and t.metrics is not None]
+    if not failed:
+        return None
+    return min(failed, key=lambda t: (t.metrics.overflow_bytes, len(t.reasons), t.index))
+
+
+class Proposer:
+    """Proposes batches of untried configurations (module docstring)."""
+
+    def __init__(self, space: Space, objective: str, seed: int = 0) -> None:
+        self.space, self.objective = space, objective
+        self.random = random.Random(seed)
+        self.tried: set[tuple] = set()
+        self.order = [k for k in PRIORITY[objective] if k in space.free] + \
+            [k for k in space.free if k not in PRIORITY[objective]]
+
+    def mark(self, config: dict[str, Any]) -> bool:
+        """Record ``config`` as tried; False when it already was."""
+        key = config_key(config)
+        if key in self.tried:
+            return False
+        self.tried.add(key)
+        return True
+
+    def _neighbours(self, config: dict[str, Any]) -> list[dict[str, Any]]:
+        moves = []
+        for knob in self.order:
+            for value in self.space.values[knob]:
+                if value != config.get(knob):
+                    moves.append(normalise({**config, knob: value}))
+        return moves
+
+    def _combinations(self, incumbent, front: list) -> list[dict[str, Any]]:
+        moves = []
+        for other in front:
+            for knob in self.order:
+                if other.config.get(knob) != incumbent.config.get(knob):
+                    moves.append(normalise({**incumbent.config, knob: other.config[knob]}))
+        return moves
+
+    def _mutation(self, parents: list) -> dict[str, Any]:
+        parent = self.random.choice(parents)
+        config = dict(parent.config)
+        for knob in self.random.sample(self.order, min(len(self.order), self.random.choice((2, 3)))):
+            config[knob] = self.random.choice(self.space.values[knob])
+        return normalise(config)
+
+    def expensive_values(self, trials: list) -> set[tuple[str, Any]]:
+        """(knob, value) pairs whose trials are expensive (module docstring)."""
+        timed = [t for t in trials if t.seconds]
+        if len(timed) < 2:
+            return set()
+        median = sorted(round(t.seconds) for t in timed)[len(timed) // 2]
+        threshold = max(EXPENSIVE_SECONDS, EXPENSIVE_FACTOR * median)
+        expensive = set()
+        for knob in self.order:
+            for value in self.space.values[knob]:
+                times = [round(t.seconds) for t in timed if t.config.get(knob) == value]
+                if times and sum(times) / len(times) > threshold and value != self.space.values[knob][0]:
+                    expensive.add((knob, value))
+        return expensive
+
+    def next_batch(self, trials: list) -> list[dict[str, Any]]:
+        """Up to :data:`BATCH` untried configurations (module docstring)."""
+        if not self.order:
+            return []
+        incumbent = best_trial(trials, self.objective) or least_failing(trials) or (trials[0] if trials else None)
+        if incumbent is None:
+            return []
+        expensive = self.expensive_values(trials)
+        costly = lambda config: any(config.get(k) == v for k, v in expensive)     # noqa: E731
+        cheap = [t for t in trials if not costly(t.config)]
+        parents = [incumbent] + ([best_trial(cheap, self.objective) or least_failing(cheap)] if costly(
+            incumbent.config) and cheap else [])
+        front = pareto_front(trials)
+        candidates = [move for parent in parents if parent is not None for move in self._neighbours(parent.config)]
+        candidates += self._combinations(incumbent, front)
+        candidates += [self._mutation(front or parents) for _ in range(MUTATION_DRAWS)]
+        batch: list[dict[str, Any]] = []
+        keys: set[tuple] = set()
+        for candidate in candidates:
+            key = config_key(candidate)
+            if len(batch) >= BATCH:
+                break
+            if key in self.tried or key in keys or (costly(candidate) and
+                                                    sum(map(costly, batch)) >= EXPENSIVE_PER_BATCH):
+                continue
+            batch.append(candidate)
+            keys.add(key)
+        return batch

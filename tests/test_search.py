@@ -1,0 +1,218 @@
+"""The compile-option search: the option space as data, every failure reason with its numbers,
+pruning by bounds, exact critical limits by bisection, the Pareto front, determinism across
+worker counts, the trial log, and bad input."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from conftest import shared_model
+from mcudeploy.driver import deploy
+from mcudeploy.errors import McuDeployError, UsageError
+from mcudeploy.ir import DType, Graph, verify
+from mcudeploy.options import DeploymentOptions, option_fields
+from mcudeploy.search import Constraints, SearchRequest, run_search
+from mcudeploy.search.critical import boundary
+from mcudeploy.search.pareto import best_trial, objective_key, pareto_front
+from mcudeploy.search.reasons import ALIGNMENT, FLASH_NOFIT, NPU_CONSTRAINT, RAM_NOFIT, trial_reasons
+from mcudeploy.search.space import KNOB_NAMES, SpaceContext, build_space, check_knob_values, load_space_file, normalise
+from mcudeploy.search.trial import Metrics, Trial, evaluate
+from mcudeploy.targets import load_target
+
+RESNET8 = "mlperf_tiny/resnet8_int8.tflite"
+
+
+def conv_graph(channels: int = 24, kernel: int = 3, size: int = 16) -> Graph:
+    """int8 NHWC: input 8 channels -> conv to ``channels`` -> conv to 16 (reads ``channels``)."""
+    import numpy as np
+
+    from mcudeploy.ir import QuantParams
+    graph = Graph("convs")
+    quant = QuantParams(np.array([0.05], np.float32), np.array([0]))
+    x = graph.add_input("x", DType.INT8, (1, size, size, 8), quant=quant, layout="NHWC")
+
+    def conv(source, out_channels, name, k):
+        in_channels = source.shape[3]
+        weights = graph.add_constant(f"{name}_w", np.ones((out_channels, k, k, in_channels), np.int8),
+                                     quant=QuantParams(np.full(out_channels, 0.01, np.float32),
+                                                       np.zeros(out_channels, np.int64), axis=0))
+        bias = graph.add_constant(f"{name}_b", np.zeros(out_channels, np.int32),
+                                  quant=QuantParams(np.full(out_channels, 0.0005, np.float32),
+                                                    np.zeros(out_channels, np.int64), axis=0))
+        node = graph.add_node("Conv", [source, weights, bias], {"layout": "NHWC", "pads": [k // 2] * 4}, name=name)
+        node.outputs[0].quant, node.outputs[0].layout = quant, "NHWC"
+        return node.outputs[0]
+    y = conv(conv(x, channels, "first", kernel), 16, "second", 3)
+    graph.outputs = [y]
+    verify(graph)
+    return graph
+
+
+# -- the option space ---------------------------------------------------------------------
+def test_every_knob_is_a_deployment_option_and_locked_knobs_do_not_vary():
+    assert set(KNOB_NAMES) <= set(option_fields())
+    context = SpaceContext(load_target("stm32h743"), DeploymentOptions(target="stm32h743"))
+    space = build_space(context, locked=frozenset({"schedule", "alignment"}))
+    assert space.values["schedule"] == ("memory-aware",) and space.values["alignment"] == (16,)
+    assert space.values["reuse"] == (True, False)
+    assert {"DTCM", "AXI_SRAM"} <= set(space.values["activation_region"]) and "ITCM" not in space.values["activation_region"]
+    assert space.values["external_activations"] == (True, False) or space.values["external_activations"] == (True,)
+
+
+def test_normalise_drops_knobs_that_do_not_apply():
+    assert normalise({"reuse": False, "overlap": False})["overlap"] is True
+    assert normalise({"reuse": True, "overlap": False})["overlap"] is False
+
+
+def test_space_file_unknown_knob_or_value_is_one_clear_error(tmp_path):
+    path = tmp_path / "space.toml"
+    path.write_text('[space]\nscheduel = ["file"]\n')
+    with pytest.raises(UsageError, match="unknown knob 'scheduel'.*schedule"):
+        load_space_file(path)
+    path.write_text('[space]\nschedule = ["random"]\n')
+    with pytest.raises(UsageError, match="knob 'schedule'.*memory-aware, file"):
+        load_space_file(path)
+    path.write_text('[space]\nalignment = [3]\n')
+    with pytest.raises(UsageError, match="power of two"):
+        load_space_file(path)
+    assert check_knob_values("activation_region", ["auto", "DTCM"], "x") == [None, "DTCM"]
+
+
+# -- reasons with numbers ----------------------------------------------------------------
+def test_ram_nofit_carries_the_ledgers_numbers():
+    from test_search_split_arena import five_alive
+    deployment = deploy(five_alive(), DeploymentOptions(target="stm32h743", reuse=False, schedule="file"))
+    reasons = [r for r in trial_reasons(deployment, None, Constraints()) if r.code == RAM_NOFIT]
+    region = next(r for r in deployment.ledger.regions if r.overflow)
+    assert reasons[0].data["region"] == region.region
+    assert reasons[0].data["needed"] == region.used and reasons[0].data["available"] == region.capacity
+    assert reasons[0].data["step"] == deployment.ledger.peak_step and len(reasons[0].data["alive"]) >= 4
+    assert str(region.used) in reasons[0].message and "peak at step" in reasons[0].message
+
+
+def test_flash_limit_alignment_and_npu_constraint_reasons():
+    deployment = deploy(conv_graph(24, kernel=9), DeploymentOptions(target="npu-mcu"))
+    reasons = trial_reasons(deployment, None, Constraints(flash_limit=100, npu_only=True, strict_alignment=True))
+    codes = [r.code for r in reasons]
+    assert FLASH_NOFIT in codes
+    alignment = [r for r in reasons if r.code == ALIGNMENT]
+    assert [r.data["node"] for r in alignment] == ["second"] and "24 % 16 = 8" in alignment[0].message
+    npu = [r for r in reasons if r.code == NPU_CONSTRAINT]
+    assert npu and npu[0].data == {"node": "first", "predicate": "kernel-too-large"}
+    assert trial_reasons(deploy(conv_graph(32), DeploymentOptions(target="npu-mcu")), None,
+                         Constraints(strict_alignment=True)) == []
+
+
+def test_an_error_in_a_trial_is_a_fail_unsupported_but_in_the_first_it_is_raised():
+    target = load_target("stm32h743")
+    _, trial = evaluate(conv_graph(), target, DeploymentOptions(target="stm32h743", activation_region="FLASH"),
+                        Constraints())
+    assert trial.status == "FAIL" and trial.reasons[0].code == "UNSUPPORTED" and "read-only" in trial.reasons[0].message
+    with pytest.raises(McuDeployError):
+        evaluate(conv_graph(), target, DeploymentOptions(target="stm32h743", activation_region="FLASH"),
+                 Constraints(), raise_errors=True)
+
+
+# -- ranking, bisection -------------------------------------------------------------------
+def fake(index: int, latency: float | None, on_chip: int, flash: int = 0, status: str = "PASS") -> Trial:
+    return Trial({}, status, metrics=Metrics(latency_us=latency, on_chip_bytes=on_chip, flash_bytes=flash), index=index)
+
+
+def test_pareto_front_and_objectives():
+    trials = [fake(0, 10.0, 100), fake(1, 5.0, 200), fake(2, 12.0, 120), fake(3, 5.0, 200),
+              fake(4, 1.0, 50, status="FAIL"), fake(5, None, 90)]
+    assert [t.index for t in pareto_front(trials)] == [0, 1, 5]
+    assert best_trial(trials, "memory").index == 5
+    assert best_trial(trials, "latency").index == 1
+    assert best_trial(trials, "balanced").index in (0, 1)
+    assert objective_key(trials[5], "latency")[0] == math.inf
+
+
+@pytest.mark.parametrize("critical", [0, 1, 777, 4095, 4096])
+def test_bisection_finds_the_exact_boundary_in_log_steps(critical):
+    runs = []
+
+    def run(value):
+        runs.append(value)
+        return Trial({}, "PASS" if value >= critical else "FAIL")
+    found = boundary(range(0, 4097), run)
+    assert found.passing == critical and (found.failing == critical - 1 or critical == 0)
+    assert len(runs) <= math.ceil(math.log2(4097)) + 2
+
+
+# -- the search -----------------------------------------------------------------------------
+def test_search_is_never_worse_than_the_defaults_and_its_critical_limit_is_exact(tmp_path):
+    model = shared_model(RESNET8)
+    log = tmp_path / "search.log"
+    result = run_search(model, SearchRequest(target="stm32h743", budget=16, log_path=log))
+    default, best = result.default, result.best
+    assert default.passed and best is not None
+    assert objective_key(best, "memory") <= objective_key(default, "memory")[:-1] + (math.inf,)
+    limit = result.critical.passing
+    options = result.best_options()
+    assert deploy(model, options.with_values(sram_limit=limit)).fits
+    assert not deploy(model, options.with_values(sram_limit=limit - 1)).fits
+    lines = log.read_text().splitlines()
+    assert lines[1].startswith("Trial 0 [defaults]: config {") and " - PASS (latency " in lines[1]
+    records = [json.loads(line) for line in (tmp_path / "search.log.jsonl").read_text().splitlines()]
+    trials = [r for r in records if "trial" in r]
+    assert len(trials) >= len(result.trials) and trials[0]["status"] == "PASS"
+    assert any(r["status"] == "FAIL" and r["reasons"][0]["code"] == RAM_NOFIT for r in trials)
+
+
+def test_pruned_configurations_cost_no_trial_and_say_why():
+    from test_search_split_arena import five_alive
+    base = DeploymentOptions(target="stm32h743", reuse=False, schedule="file")
+    result = run_search(five_alive(), SearchRequest(target="stm32h743", options=base, budget=12, fixes=False,
+                                                    locked=frozenset({"reuse", "schedule", "split_arena"})))
+    assert result.pruned > 0 and result.best is None
+    log_reasons = [t for t in result.trials if t.status == "SKIP"]
+    assert log_reasons == []          # SKIPs are not trials
+
+
+def test_search_is_deterministic_and_independent_of_the_worker_count():
+    model = shared_model(RESNET8)
+    runs = [run_search(model, SearchRequest(target="stm32f746", budget=12, seed=3, jobs=jobs, critical_limit=False))
+            for jobs in (1, 1, 2)]
+    signatures = [[(t.index, json.dumps(t.config, sort_keys=True, default=str), t.status,
+                    t.metrics.on_chip_bytes if t.metrics else None) for t in r.trials] for r in runs]
+    assert signatures[0] == signatures[1] == signatures[2]
+
+
+@pytest.mark.parametrize("request_values,message", [
+    ({"budget": 0}, "at least one trial"),
+    ({"objective": "speed"}, "choose one of memory, latency, balanced"),
+    ({"jobs": 0}, "at least one worker"),
+    ({"budget": None, "time_limit": None}, "budget of trials"),
+])
+def test_bad_requests_are_one_clear_error(request_values, message):
+    with pytest.raises(UsageError, match=message):
+        run_search(conv_graph(), SearchRequest(**{"target": "stm32h743", **request_values}))
+
+
+def test_a_target_with_no_memory_for_activations_is_refused(tmp_path):
+    path = tmp_path / "flash_only.toml"
+    path.write_text('name = "flash-only"\n[core]\nname = "Cortex-M4"\nclock_mhz = 80\n'
+                    '[[regions]]\nname = "FLASH"\nbase = 0x08000000\nsize = "1M"\nkind = "flash"\naccess = "r"\n')
+    with pytest.raises(UsageError, match="no memory the activations may use"):
+        run_search(conv_graph(), SearchRequest(target=str(path), budget=2))
+
+
+def test_the_log_written_so_far_is_kept_when_a_search_stops_on_an_error(tmp_path, monkeypatch):
+    from mcudeploy.search import workers
+    calls = {"count": 0}
+    real = workers.run_config
+
+    def failing(config):
+        calls["count"] += 1
+        if calls["count"] > 3:
+            raise UsageError("stopped on purpose")
+        return real(config)
+    monkeypatch.setattr(workers, "run_config", failing)
+    log = tmp_path / "stopped.log"
+    with pytest.raises(UsageError, match="on purpose"):
+        run_search(conv_graph(), SearchRequest(target="stm32h743", budget=20, log_path=log))
+    trials = [line for line in log.read_text().splitlines() if line.startswith("Trial ")]
+    assert len(trials) >= 4 and trials[0].startswith("Trial 0")

@@ -1,0 +1,77 @@
+"""``mcudeploy search`` on the command line: the trial log, the written configuration that
+``plan`` accepts, the exact critical limit checked by ``plan``, and bad input as one line with
+the error class's exit code (the log written so far kept)."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import shared_model
+from mcudeploy.cli.main import main
+
+RESNET8 = "mlperf_tiny/resnet8_int8.tflite"
+
+
+@pytest.mark.slow
+def test_search_writes_a_log_and_a_config_that_plan_accepts(tmp_path, capsys):
+    model = shared_model(RESNET8)
+    log, best, result = tmp_path / "s.log", tmp_path / "best.toml", tmp_path / "s.json"
+    code = main(["search", str(model), "--target", "stm32h743", "--budget", "10", "--log", str(log),
+                 "-o", str(best), "--json", str(result)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "critical sram_limit" in out and "best (trial" in out
+    assert log.read_text().splitlines()[1].startswith("Trial 0 [defaults]: config {")
+    data = json.loads(result.read_text())
+    limit = data["critical_sram_limit"]["passing"]
+    assert data["critical_sram_limit"]["failing"] == limit - 1
+    assert "[target]" in best.read_text() and f"critical sram_limit {limit}" in best.read_text()
+    assert main(["plan", str(model), "--config", str(best), "--sram-limit", str(limit)]) == 0
+    assert main(["plan", str(model), "--config", str(best), "--sram-limit", str(limit - 1)]) == 8
+    assert main(["estimate", str(model), "--config", str(best)]) == 0
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (["--budget", "0"], "at least one trial"),
+    (["--objective", "speed"], "invalid choice"),
+    (["--flash-limit", "lots"], "--flash-limit 'lots'"),
+    (["-j", "0"], "at least one worker"),
+])
+def test_bad_arguments_are_one_line_with_exit_code_2(arguments, message, capsys):
+    code = main(["search", str(shared_model(RESNET8)), "--target", "stm32h743", *arguments])
+    error = capsys.readouterr().err
+    assert code == 2 and message in error and error.count("\n") == 1 and "Traceback" not in error
+
+
+def test_unknown_option_or_knob_in_files_is_a_usage_error(tmp_path, capsys):
+    model = str(shared_model(RESNET8))
+    config = tmp_path / "c.toml"
+    config.write_text("[memory]\nsram_limt = 1000\n")
+    assert main(["search", model, "--target", "stm32h743", "--config", str(config)]) == 2
+    assert "unknown key 'sram_limt'" in capsys.readouterr().err
+    space = tmp_path / "space.toml"
+    space.write_text('[space]\nweights = ["sram"]\n')
+    assert main(["search", model, "--target", "stm32h743", "--space", str(space)]) == 2
+    assert "knob 'weights'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_nothing_fits_exits_8_after_the_fixes_and_keeps_the_log(tmp_path, capsys):
+    log = tmp_path / "nofit.log"
+    code = main(["search", str(shared_model(RESNET8)), "--target", "stm32f407", "--sram-limit", "16K",
+                 "--on-chip-only", "--budget", "6", "--log", str(log), "-o", str(tmp_path / "none.toml")])
+    captured = capsys.readouterr()
+    assert code == 8 and "no configuration of" in captured.err
+    assert re.search(r"fix \d+ \[sram_limit, verified\]", captured.out)
+    assert "nothing written to" in captured.out and not (tmp_path / "none.toml").exists()
+    assert "FAIL (RAM_NOFIT" in log.read_text() and (tmp_path / "nofit.log.jsonl").exists()
+
+
+def test_a_target_without_memory_is_one_line(tmp_path, capsys):
+    target = tmp_path / "rom.toml"
+    target.write_text('name = "rom"\n[core]\nname = "Cortex-M0"\nclock_mhz = 48\n'
+                      '[[regions]]\nname = "ROM"\nbase = 0\nsize = "64K"\nkind = "flash"\naccess = "r"\n')
+    assert main(["search", str(shared_model(RESNET8)), "--target", str(target), "--budget", "2"]) == 2
+    assert "no memory the activations may use" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""What-if fixes: the model rewrites (channel padding exact in float and integer arithmetic,
+skip reduction smaller), input resizing (and its refusal for a fixed-size head), and a search
+that fails on chip and returns verified, priced, ranked fixes."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, shared_model
+from mcudeploy.driver import deploy, deployable_graph, load_graph
+from mcudeploy.errors import UnsupportedError
+from mcudeploy.options import DeploymentOptions
+from mcudeploy.reference import run_float, run_int
+from mcudeploy.search import SearchRequest, run_search
+from mcudeploy.search.reshape import rebuild, spatial_input
+from mcudeploy.search.rewrites import pad_channels, reduce_skips, unaligned
+
+sys.path.insert(0, str(REPO / "tools"))
+make_unet = importlib.import_module("make_unet").make_unet
+
+
+@pytest.fixture(scope="module")
+def odd_unet(tmp_path_factory):
+    """A 32x32 U-Net whose skips are 8 channels: concats of 72, 136 and 264 channels."""
+    import onnx
+    path = tmp_path_factory.mktemp("unet") / "unet32_odd8.onnx"
+    onnx.save(make_unet(32, odd_skip=8), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def quantized_odd_unet(odd_unet, tmp_path_factory):
+    from mcudeploy.quantize.quantizer import QuantizationConfig, quantize_model
+    calibration = tmp_path_factory.mktemp("calib") / "calib.npy"
+    np.save(calibration, np.random.default_rng(0).random((2, 1, 32, 32), dtype=np.float32))
+    return quantize_model(load_graph(odd_unet), str(calibration),
+                          QuantizationConfig(progress=False, evaluation_samples=1)).graph
+
+
+def test_make_unet_odd_skip_gives_72_and_136_channel_concats(odd_unet):
+    graph = deployable_graph(load_graph(odd_unet))
+    widths = sorted(c for _, c in unaligned(graph, 16))
+    assert widths == [72, 136, 264]
+
+
+def test_channel_padding_is_exact_in_float(odd_unet):
+    graph = deployable_graph(load_graph(odd_unet))
+    rewrite = pad_channels(graph, 16)
+    assert unaligned(rewrite.graph, 16) == [] and rewrite.exact
+    assert any("72 -> 80 input channels" in change for change in rewrite.changes)
+    assert rewrite.macc_after > rewrite.macc_before
+    x = np.random.default_rng(1).random((1, 1, 32, 32), dtype=np.float32)
+    before, after = run_float(graph, {"input": x}), run_float(rewrite.graph, {"input": x})
+    for name in before:
+        np.testing.assert_array_equal(before[name], after[name])
+
+
+@pytest.mark.slow
+def test_channel_padding_is_bit_exact_in_int8(quantized_odd_unet):
+    graph = deployable_graph(quantized_odd_unet.copy())
+    rewrite = pad_channels(graph, 16)
+    x = np.random.default_rng(2).random((1, 1, 32, 32), dtype=np.float32)
+    before, after = run_int(graph, {"input": x}), run_int(rewrite.graph, {"input": x})
+    for name in before:
+        np.testing.assert_array_equal(before[name], after[name])
+    assert deploy(rewrite.graph, DeploymentOptions(target="stm32n6")).precision == "integer"
+
+
+def test_skip_reduction_shrinks_the_arena_and_is_marked_not_exact(tmp_path):
+    import onnx
+    graph = deployable_graph(load_graph(shared_model("onnx/mobilenetv2_0.5_128.onnx")))
+    with pytest.raises(UnsupportedError, match="no Concat"):
+        reduce_skips(graph)
+    onnx.save(make_unet(32), tmp_path / "unet32.onnx")
+    unet = deployable_graph(load_graph(tmp_path / "unet32.onnx"))
+    rewrite = reduce_skips(unet)
+    assert not rewrite.exact and any("1x1 conv 32 -> 16" in change for change in rewrite.changes)
+    options = DeploymentOptions(target="stm32n6")
+    assert deploy(rewrite.graph, options).plan.arena_bytes < deploy(unet, options).plan.arena_bytes
+
+
+def test_rebuild_resizes_a_fully_convolutional_model_and_refuses_a_fixed_head(odd_unet):
+    graph = load_graph(odd_unet)
+    value, h_axis, w_axis = spatial_input(graph)
+    smaller = rebuild(graph, {value.name: (1, 1, 16, 16)})
+    assert smaller.outputs[0].shape == (1, 1, 16, 16)
+    resnet = load_graph(shared_model("mlperf_tiny/resnet8_int8.tflite"))
+    with pytest.raises(UnsupportedError, match="fixed-size"):
+        rebuild(resnet, {resnet.inputs[0].name: (1, 16, 16, 3)})
+
+
+@pytest.mark.slow
+def test_a_search_that_fails_on_chip_returns_verified_ranked_fixes(odd_unet, tmp_path):
+    """The float 32x32 U-Net on an STM32N6 capped at 200 KiB per region, on chip only: nothing
+    fits; the fixes raise the limit exactly, move tensors to PSRAM, shrink the input, each one
+    verified by its trial, cheapest first."""
+    base = DeploymentOptions(target="stm32n6", sram_limit=200 * 1024, external_activations=False)
+    locked = frozenset({"sram_limit", "external_activations", "split_arena", "tiling_auto", "split_auto"})
+    model = load_graph(odd_unet)
+    result = run_search(model, SearchRequest(target="stm32n6", options=base, locked=locked, budget=8,
+                                             log_path=tmp_path / "fixes.log"))
+    assert result.best is None
+    kinds = {fix.kind: fix for fix in result.fixes}
+    assert {"sram_limit", "psram", "resolution"} <= set(kinds)
+    limit = kinds["sram_limit"]
+    assert limit.verified and limit.passes
+    reference = result.trials[limit.trial].config
+    options = base.with_values(**{k: v for k, v in reference.items() if k != "sram_limit"})
+    assert deploy(model, options.with_values(sram_limit=limit.changes["sram_limit"])).fits
+    assert not deploy(model, options.with_values(sram_limit=limit.changes["sram_limit"] - 1)).fits
+    psram = kinds["psram"]
+    assert psram.verified and psram.price["external_bytes"] > 0 and "external_activations = true" in psram.apply[0]
+    resolution = kinds["resolution"]
+    assert resolution.verified and resolution.price["pixels_percent"] < 100
+    assert resolution.apply[0].startswith("--input-shape input=1,1,")
+    assert [fix.rank for fix in result.fixes] == sorted(fix.rank for fix in result.fixes)
+    assert "fix [" in (tmp_path / "fixes.log").read_text()
