@@ -25,6 +25,8 @@ COMMANDS = {
     "runs": ("cmd_runs", "List, show, compare and export the recorded runs"),
     "search": ("cmd_search", "Search compile options (schedule, reuse, regions, split arena, kernels, ...) with a "
                              "trial log; verified what-if fixes when nothing fits"),
+    "sweep": ("cmd_sweep", "Run a design-space sweep (models x targets x configurations) on this machine or a "
+                           "Dask cluster; one recorded run per cell, resumable"),
     "targets": ("cmd_targets", "List the built-in hardware targets, or show one target's core, NPU and memory"),
     "validate": ("cmd_validate", "Compare a quantized model with its float original (PASS / FAIL), and its "
                                  "generated C code with the integer reference"),
