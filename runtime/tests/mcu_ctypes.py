@@ -82,6 +82,33 @@ RsqrtQuant = _struct("RsqrtQuant", "input_zero_point", "output_zero_point", "mul
 LogSoftmaxQuant = _struct("LogSoftmaxQuant", "input_multiplier", "input_left_shift", "reverse_scaling_divisor",
                           "reverse_scaling_shift", "diff_min")
 
+# The C struct names of mcu_runtime.h -> their ctypes mirror, for the structs of
+# mcudeploy.codegen.kernel_table (the table the code generator prints as C initialisers).
+CTYPES = {
+    "mcu_activation": Activation, "mcu_conv_params": ConvParams, "mcu_depthwise_params": DepthwiseParams,
+    "mcu_fc_params": ActivationParams, "mcu_elementwise_params": ActivationParams, "mcu_add_quant": AddQuant,
+    "mcu_squared_difference_quant": AddQuant, "mcu_mul_quant": MulQuant, "mcu_pool_params": PoolParams,
+    "mcu_mean_params": MeanParams, "mcu_mean_quant": MeanQuant, "mcu_softmax_quant": SoftmaxQuant,
+    "mcu_smooth_step_quant": SmoothStepQuant, "mcu_smooth_step_s16_quant": SmoothStepS16Quant,
+    "mcu_hard_swish_quant": HardSwishQuant, "mcu_leaky_relu_quant": LeakyReluQuant,
+    "mcu_requantize_quant": RequantizeQuant, "mcu_affine_quant": AffineQuant, "mcu_concat_params": ConcatParams,
+    "mcu_concat_quant": ConcatQuant, "mcu_pad_params": PadParams, "mcu_transpose_params": TransposeParams,
+    "mcu_strided_slice_params": SliceParams, "mcu_resize_params": ResizeParams, "mcu_reduce_params": ReduceParams,
+    "mcu_arg_params": ArgParams, "mcu_gather_params": GatherParams, "mcu_tile_params": TileParams,
+    "mcu_abs_quant": AbsQuant, "mcu_rsqrt_quant": RsqrtQuant, "mcu_log_softmax_quant": LogSoftmaxQuant,
+}
+ENUMS = {"MCU_PAD_CONSTANT": 0, "MCU_PAD_REFLECT": 1, "MCU_PAD_EDGE": 2}
+
+
+def from_table(struct) -> Structure:
+    """The ctypes struct of a ``kernel_table.Struct`` (same fields, same order)."""
+    def field(value):
+        if hasattr(value, "ctype"):
+            return from_table(value)
+        return ENUMS[value] if isinstance(value, str) else value
+    return CTYPES[struct.ctype](*[field(value) for value in struct.fields])
+
+
 SUFFIX = {np.dtype(np.int8): "s8", np.dtype(np.int16): "s16", np.dtype(np.int32): "s32",
           np.dtype(np.float32): "f32"}
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2}

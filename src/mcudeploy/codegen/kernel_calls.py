@@ -18,10 +18,21 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node, Value
-from .c_literals import c_int
+from .c_literals import c_float, c_int
+from .kernel_table import PAD_MODES, SUFFIX, Struct, kernel_function, params_struct, quant_struct, suffix  # noqa: F401
 
-PAD_MODES = {"constant": "MCU_PAD_CONSTANT", "reflect": "MCU_PAD_REFLECT", "edge": "MCU_PAD_EDGE"}
-SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32", "uint8": "u8"}   # u8: model edges
+
+def c_initializer(value: Any) -> str:
+    """A :class:`~.kernel_table.Struct` (or one of its fields) as a C initialiser."""
+    if isinstance(value, Struct):
+        value = value.fields
+    if isinstance(value, tuple):
+        return "{" + ", ".join(c_initializer(field) for field in value) + "}"
+    if isinstance(value, str):       # an enum constant of mcu_runtime.h
+        return value
+    if isinstance(value, float):
+        return c_float(value)
+    return c_int(value)
 
 
 @dataclass
@@ -68,6 +79,22 @@ class CallContext:
         call.declarations.append(f"static const {ctype} {name} = {body};")
         return f"&{name}"
 
+    def declare_struct(self, call: KernelCall, suffix: str, struct: Struct) -> str:
+        """Declare the table's ``struct`` as ``<symbol>_<suffix>``; return ``&symbol``."""
+        return self.declare(call, struct.ctype, suffix, c_initializer(struct))
+
+    def quant(self, call: KernelCall) -> str:
+        """``&<symbol>_quant``: the node's quantization struct from :mod:`.kernel_table`."""
+        struct = quant_struct(self.node, self.params)
+        assert struct is not None, f"{self.node.op} has no quantization struct in the kernel table"
+        return self.declare_struct(call, "quant", struct)
+
+    def params_ref(self, call: KernelCall) -> str:
+        """``&<symbol>_params``: the node's parameter struct from :mod:`.kernel_table`."""
+        struct = params_struct(self.node, self.params)
+        assert struct is not None, f"{self.node.op} has no parameter struct in the kernel table"
+        return self.declare_struct(call, "params", struct)
+
     def dims_ref(self, call: KernelCall, suffix: str, shape: tuple[int, ...]) -> str:
         return self.declare(call, "mcu_dims", suffix, self.dims(shape))
 
@@ -103,12 +130,6 @@ def emit_call(context: CallContext) -> KernelCall:
     return EMITTERS[node.op](context)
 
 
-def suffix(value: Value) -> str:
-    return SUFFIX[str(value.dtype)]
-
-
-def activation(params) -> str:
-    return "{" + f"{c_int(params.activation_min)}, {c_int(params.activation_max)}" + "}"
 
 
 def bias_pointer(context: CallContext) -> str:
