@@ -65,11 +65,17 @@ def test_quantize_multiplier_reconstructs_the_real_value():
 
 
 def test_quantize_multipliers_vectorised_matches_scalar():
-    reals = np.array([0.5, 1e-3, 0.1, 7.5])
+    # the edges of the rule: zero, flush to zero below 2^-32, a mantissa that rounds up to
+    # 2^31 (becomes 2^30 with shift + 1), negatives, and a spread of real scales
+    edges = [0.0, 0.5, 1e-3, 0.1, 7.5, 2.0**-33, 2.0**-32, 1.0 - 2.0**-33, 0.5 - 2.0**-34, -0.3, -(1.0 - 2.0**-33)]
+    spread = np.random.default_rng(0).uniform(-40, 12, 3003)
+    reals = np.concatenate([edges, 2.0**spread]).reshape(2, -1)      # the shape is kept
     multipliers, shifts = fp.quantize_multipliers(reals)
-    assert multipliers.dtype == np.int32 and shifts.dtype == np.int32
-    assert [(int(m), int(s)) for m, s in zip(multipliers, shifts)] == \
-        [fp.quantize_multiplier(r) for r in reals]
+    assert multipliers.dtype == np.int32 and shifts.dtype == np.int32 and multipliers.shape == reals.shape
+    assert [(int(m), int(s)) for m, s in zip(multipliers.ravel(), shifts.ravel())] == \
+        [fp.quantize_multiplier(r) for r in reals.ravel()]
+    with pytest.raises((OverflowError, ValueError)):
+        fp.quantize_multipliers(np.array([0.5, np.inf]))
 
 
 def test_smaller_than_one_and_greater_than_one_checks():

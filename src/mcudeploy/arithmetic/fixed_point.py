@@ -96,6 +96,8 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     real = float(real)
     if real == 0.0:
         return 0, 0
+    if not math.isfinite(real):
+        raise ValueError(f"multiplier {real!r} is not finite (a scale of zero or infinity upstream)")
     q, shift = math.frexp(real)
     fixed = int(round_half_away(q * 2.0**31))
     if abs(fixed) == 2**31:
@@ -107,11 +109,24 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
 
 
 def quantize_multipliers(reals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``quantize_multiplier`` of each element: int32 multipliers and int32 shifts."""
-    pairs = [quantize_multiplier(r) for r in np.asarray(reals, dtype=np.float64).ravel()]
-    multipliers = np.array([p[0] for p in pairs], dtype=np.int64).reshape(np.shape(reals))
-    shifts = np.array([p[1] for p in pairs], dtype=np.int64).reshape(np.shape(reals))
-    return multipliers.astype(np.int32), shifts.astype(np.int32)
+    """``quantize_multiplier`` of each element: int32 multipliers and int32 shifts.
+
+    Vectorised (``np.frexp`` is exact like ``math.frexp``), so that a layer with thousands of
+    channels costs one numpy pass; non-finite reals go through the scalar rule, which refuses
+    them the same way.
+    """
+    reals = np.asarray(reals, dtype=np.float64)
+    if not np.all(np.isfinite(reals)):
+        pairs = [quantize_multiplier(r) for r in reals.ravel()]
+        return (np.array([p[0] for p in pairs], np.int64).reshape(reals.shape).astype(np.int32),
+                np.array([p[1] for p in pairs], np.int64).reshape(reals.shape).astype(np.int32))
+    mantissa, shift = np.frexp(reals)
+    fixed = round_half_away(mantissa * 2.0**31).astype(np.int64)
+    full = np.abs(fixed) == 2**31
+    fixed = np.where(full, fixed // 2, fixed)
+    shift = np.where(full, shift + 1, shift).astype(np.int64)
+    flush = (shift < -31) | (reals == 0.0)
+    return np.where(flush, 0, fixed).astype(np.int32), np.where(flush, 0, shift).astype(np.int32)
 
 
 def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
