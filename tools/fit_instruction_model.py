@@ -1,7 +1,8 @@
 """Measure and fit the instruction model of the latency estimator (golden data, generated).
 
     python tools/fit_instruction_model.py measure [--board qemu-m4 qemu-m55] [--runtime mcudeploy cmsis-nn]
-                                                  [--cmsis-nn PATH] [--preference reference auto]
+                                                  [--cmsis-nn PATH] [--preference reference auto dsp]
+                                                  [--missing]
     python tools/fit_instruction_model.py fit
     python tools/fit_instruction_model.py all      (measure, then fit)
 
@@ -12,13 +13,19 @@ every sample -- kernel, variant, shape features, measured instructions -- to
 ``tools/data/instruction_samples_<runtime>_<board>.json``. For ``cmsis-nn`` it compiles
 Arm's CMSIS-NN (a checkout given by ``--cmsis-nn``) with a timing harness instead
 (``tools/cmsis_nn_measure.py``). Every kernel variant the core runs is measured: the
-portable ``reference`` kernels (``kernels = reference``) and whatever ``kernels = auto``
-picks on the board's core (an optimised DSP / Helium variant when one is registered).
+portable ``reference`` kernels (``kernels = reference``), whatever ``kernels = auto``
+picks on the board's core (an optimised DSP / Helium variant when one is registered), and
+(``dsp``, Helium boards only) the DSP variants a Helium core runs where its Helium variant
+refuses a node (auto on the core with Helium hidden). Besides the main random draw, coverage
+layers with large weight scales take the variants' general requantization path (shifts
+>= 0). ``--missing`` measures only the batches the samples file lacks.
 
 ``fit`` solves, per (runtime, build, variant, kernel), the non-negative least-squares
 problem ``min || (F c - n) / n ||`` over the features ``F`` of :mod:`mcudeploy.estimate.features`
 (the loop counts, plus the blocked feature sets that forward selection finds to cut the
-5-fold held-out error by 10 % or more)
+5-fold held-out error by 10 % or more; for an optimised variant also the counts of its own
+loops, :mod:`mcudeploy.estimate.kernel_loops`, kept when their held-out error is lower;
+the coverage layers' saturated outputs are left out of the reference kernels' fits)
 (relative errors, so small layers count as much as large ones), plus the per-inference
 overhead of ``network_run`` (``total - sum(layers) = a + b x layers``), and writes
 ``src/mcudeploy/estimate/data/instruction_model.json`` stamped with the date, the tool
@@ -73,8 +80,14 @@ def board_target(board: str):
 
 
 def measure_batch(graph, board: str, preference: str) -> dict | None:
-    """Every layer of ``graph`` measured on ``board`` (None: ``auto`` chose only reference kernels)."""
-    deployment = deploy(graph, DeploymentOptions(kernels=preference), target=board_target(board))
+    """Every layer of ``graph`` measured on ``board`` (None: ``auto`` chose only reference
+    kernels). ``dsp``: ``auto`` on the board's core with Helium hidden, so the DSP variants run
+    (as they do on a Helium core where the Helium variant refuses the node)."""
+    target = board_target(board)
+    if preference == "dsp":
+        target = replace(target, core=replace(target.core, mve="none"))
+    kernels = "auto" if preference == "dsp" else preference
+    deployment = deploy(graph, DeploymentOptions(kernels=kernels), target=target)
     if preference != "reference" and set(deployment.kernels.counts()) == {"reference"}:
         return None
     result = run_generated(deployment, random_integer_feeds(deployment.graph, 1, seed=3), board, profile=True)
@@ -99,16 +112,28 @@ def measure_batch(graph, board: str, preference: str) -> dict | None:
             "io_bytes": sum(v.nbytes for v in graph_io), "samples": samples}
 
 
-def measure_mcudeploy(board: str, preferences: tuple[str, ...] = ("reference", "auto")) -> dict:
+def batches_for(board: str, preference: str) -> list:
+    """The synthetic batches a preference measures: the main draw and the coverage layers;
+    ``dsp`` only on a Helium board, its own layers."""
+    from instruction_samples import coverage_batches, dsp_on_helium_batches, sample_batches
+    if preference == "dsp":
+        return dsp_on_helium_batches() if board_target(board).core.mve != "none" else []
+    return sample_batches() + coverage_batches()
+
+
+def measure_mcudeploy(board: str, preferences: tuple[str, ...] = ("reference", "auto"), missing: bool = False) -> dict:
     """Every synthetic batch on ``board`` with each kernel preference; the batches of a
-    preference not re-measured now are kept from the previous samples file."""
-    from instruction_samples import sample_batches
+    preference not re-measured now are kept from the previous samples file (``missing``:
+    also those of the re-measured preferences, measuring only the batches not in it)."""
     previous = samples_path("mcudeploy", board)
     kept = json.loads(previous.read_text()) if previous.exists() else {"batches": [], "failures": []}
-    batches = [b for b in kept["batches"] if b.get("preference") not in preferences]
-    failures = [f for f in kept.get("failures", []) if f.split()[0] not in preferences]
+    have = {(b["graph"], b.get("preference")) for b in kept["batches"]} if missing else set()
+    batches = [b for b in kept["batches"] if missing or b.get("preference") not in preferences]
+    failures = [f for f in kept.get("failures", []) if missing or f.split()[0] not in preferences]
     for preference in preferences:
-        for batch in sample_batches():
+        for batch in batches_for(board, preference):
+            if (batch.graph.name, preference) in have:
+                continue
             start = time.time()
             try:
                 measured = measure_batch(batch.finish(), board, preference)
@@ -133,7 +158,24 @@ def nnls(matrix: np.ndarray, target: np.ndarray) -> np.ndarray:
     return scipy_nnls(matrix, target, maxiter=50 * matrix.shape[1])[0]
 
 
-BLOCKED_PREFIXES = ("b224_", "b2416_", "b4416_", "b124_", "b1416_", "dw4_", "dw8_", "dw16_", "im2col")
+STRUCTURE_PREFIXES = ("i2c4_", "i2c16_", "g2_", "g4_", "gather_", "pw4_", "dwd_", "dwm3_", "dwmg_", "fcd_", "fcm_",
+                      "pool4_", "poolm_", "flat_", "requant_")
+BLOCKED_PREFIXES = ("b224_", "b2416_", "b4416_", "b124_", "b1416_", "dw4_", "dw8_", "dw16_", "im2col",
+                    *STRUCTURE_PREFIXES)
+# the loop counts of each optimised variant's own C code (mcudeploy.estimate.kernel_loops): a
+# candidate feature set beside the generic ones, kept when it predicts held-out layers better
+VARIANT_STRUCTURE = {
+    ("dsp-conv", "conv2d"): ("g2_", "i2c4_", "gather_", "pw4_", "requant_general", "requant_wide"),
+    ("mve-conv", "conv2d"): ("g4_", "i2c16_", "requant_left"),
+    ("dsp-depthwise", "depthwise_conv2d"): ("dwd_", "requant_wide"),
+    ("mve-depthwise", "depthwise_conv2d"): ("dwm3_", "dwmg_", "requant_left"),
+    ("dsp-fully-connected", "fully_connected"): ("fcd_", "requant_wide"),
+    ("mve-fully-connected", "fully_connected"): ("g4_", "fcm_", "requant_left"),
+    ("dsp-pool", "avg_pool"): ("pool4_",), ("dsp-pool", "max_pool"): ("pool4_",),
+    ("mve-pool", "avg_pool"): ("poolm_",), ("mve-pool", "max_pool"): ("poolm_",),
+    ("dsp-elementwise", "add"): ("flat_words", "flat_tail"), ("dsp-elementwise", "mul"): ("flat_words", "flat_tail"),
+    ("mve-elementwise", "add"): ("flat_vectors",), ("mve-elementwise", "mul"): ("flat_vectors",),
+}
 FEATURE_SETS = {"loops": (), "blocked-2x2x4": ("b224_", "im2col"), "blocked-2x4x16": ("b2416_", "im2col"),
                 "blocked-4x4x16": ("b4416_", "im2col"), "blocked-1x2x4": ("b124_", "im2col"),
                 "blocked-1x4x16": ("b1416_", "im2col"), "depthwise-4": ("dw4_", "im2col"),
@@ -143,9 +185,13 @@ BETTER_BY = 0.9           # a richer feature set must cut the held-out error by 
 
 
 def feature_names(samples: list[dict], feature_set: str) -> list[str]:
-    """The features of ``feature_set``: "loops", a FEATURE_SETS name, or names joined by "+"."""
-    extra = tuple(prefix for name in feature_set.split("+") for prefix in FEATURE_SETS[name])
+    """The features of ``feature_set``: "loops", a FEATURE_SETS name, names joined by "+", or
+    "structure:" and the prefixes of a variant's own loops (VARIANT_STRUCTURE) joined by ","."""
     names = {name for s in samples for name in s["features"]}
+    if feature_set.startswith("structure:"):
+        prefixes = tuple(feature_set.removeprefix("structure:").split(","))
+        return sorted(n for n in names if n == "calls" or n.startswith(prefixes))
+    extra = tuple(prefix for name in feature_set.split("+") for prefix in FEATURE_SETS[name])
     return sorted(n for n in names if not n.startswith(BLOCKED_PREFIXES) or n.startswith(extra) and extra)
 
 
@@ -195,9 +241,15 @@ def choose_feature_set(samples: list[dict]) -> tuple[str, float]:
         chosen, best = union, score
 
 
-def fit_kernel(samples: list[dict]) -> dict:
-    """The NNLS fit on the feature set with the best held-out error (module docstring)."""
+def fit_kernel(samples: list[dict], structure: tuple[str, ...] = ()) -> dict:
+    """The NNLS fit on the feature set with the best held-out error (module docstring): the
+    forward selection's, or the variant's own loop counts when they predict better."""
     chosen, score = choose_feature_set(samples)
+    if structure:
+        own = "structure:" + ",".join(structure)
+        own_score = held_out_error(samples, feature_names(samples, own))
+        if own_score < score:
+            chosen, score = own, own_score
     scores = {chosen: score}
     names = feature_names(samples, chosen)
     coefficients = solve(samples, names)
@@ -211,8 +263,16 @@ def fit_kernel(samples: list[dict]) -> dict:
 def refresh_features(measurements: list[dict]) -> None:
     """Recompute every sample's features with the current feature code (the synthetic layers
     are regenerated from their seed), so a feature added later needs no new measurement."""
-    from instruction_samples import sample_batches
-    nodes = {(batch.graph.name, node.name): node for batch in sample_batches() for node in batch.finish().nodes}
+    from instruction_samples import coverage_batches, dsp_on_helium_batches, sample_batches
+    from mcudeploy.estimate.estimator import requant_facts
+    from mcudeploy.reference.int_executor import prepare_graph
+    nodes, facts = {}, {}
+    for batch in sample_batches() + coverage_batches() + dsp_on_helium_batches():
+        graph = batch.finish()
+        params = prepare_graph(graph)
+        for node in graph.nodes:
+            nodes[(graph.name, node.name)] = node
+            facts[(graph.name, node.name)] = requant_facts(node, params.get(node.name))
     stale = 0
     for measurement in measurements:
         for batch in measurement["batches"]:
@@ -221,11 +281,14 @@ def refresh_features(measurements: list[dict]) -> None:
                 if node is None or node.op != sample["op"]:
                     stale += 1
                     continue
-                sample["features"] = features_of(feature_family(sample["kernel"]), node, sample.get("context", {}))
+                key = (sample.get("graph", batch.get("graph")), sample["node"])
+                sample["context"] = {**sample.get("context", {}), **facts[key]}   # the current requant facts
+                sample["features"] = features_of(feature_family(sample["kernel"]), node, sample["context"])
     if stale:
         log.warning("%d samples kept their stored features (their layer is no longer generated)", stale)
 
 
+COVERAGE_BATCHES = ("wide", "bias")   # instruction_samples.coverage_batches: for the variants' requantization paths
 OVERHEAD_TERMS = ("per_inference", "per_layer", "per_io_tensor", "per_io_byte")
 
 
@@ -248,10 +311,13 @@ def fit_all(measurements: list[dict]) -> dict:
         groups: dict[tuple[str, str], list[dict]] = {}
         for batch in measurement["batches"]:
             for sample in batch["samples"]:
+                if sample["variant"] == "reference" and batch["graph"].startswith(COVERAGE_BATCHES):
+                    continue   # saturated outputs of no use to the reference kernels' one requantization
                 groups.setdefault((sample["variant"], sample["kernel"]), []).append(sample)
         target = models.setdefault(runtime, {}).setdefault(build, {"kernels": {}})
         for (variant, kernel), samples in sorted(groups.items()):
-            target["kernels"].setdefault(variant, {})[kernel] = fit_kernel(samples)
+            structure = VARIANT_STRUCTURE.get((variant, kernel.removesuffix("_s16")), ())
+            target["kernels"].setdefault(variant, {})[kernel] = fit_kernel(samples, structure)
         timed = [batch for batch in measurement["batches"] if "total" in batch]
         if timed:   # generated programs: network_run's own overhead (CMSIS-NN cases are calls alone)
             target["overhead"] = fit_overhead(timed)
@@ -287,8 +353,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--board", nargs="+", default=list(BOARD_TARGETS), choices=list(BOARD_TARGETS))
     parser.add_argument("--runtime", nargs="+", default=["mcudeploy"], choices=("mcudeploy", "cmsis-nn"))
     parser.add_argument("--cmsis-nn", type=Path, help="a checkout of ARM-software/CMSIS-NN (runtime cmsis-nn)")
-    parser.add_argument("--preference", nargs="+", default=["reference", "auto"], choices=("reference", "auto"),
-                        help="kernel preferences to (re-)measure; the others' samples are kept")
+    parser.add_argument("--preference", nargs="+", default=["reference", "auto", "dsp"],
+                        choices=("reference", "auto", "dsp"),
+                        help="kernel preferences to (re-)measure; the others' samples are kept "
+                             "(dsp: the DSP variants on a Helium board)")
+    parser.add_argument("--missing", action="store_true",
+                        help="measure only the batches the samples file lacks, keep every other")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     DATA.mkdir(exist_ok=True)
@@ -299,7 +369,7 @@ def main(argv: list[str]) -> int:
                     from cmsis_nn_measure import measure_cmsis_nn
                     measurement = measure_cmsis_nn(board, args.cmsis_nn, BUILDS[board])
                 else:
-                    measurement = measure_mcudeploy(board, tuple(args.preference))
+                    measurement = measure_mcudeploy(board, tuple(args.preference), args.missing)
                 measurement["stamp"] = stamp(argv)
                 samples_path(runtime, board).write_text(json.dumps(measurement, indent=1) + "\n")
     if args.step in ("fit", "all"):

@@ -100,16 +100,53 @@ FAMILY_SAMPLERS = [
 ]
 
 
-def sample_batches(seed: int = 2026) -> list:
+def sample_batches(seed: int = 2026, samplers=None, prefix: str = "fit", weight_scales=(0.002, 0.02),
+                   huge_bias_share: float = 0.0) -> list:
     """The synthetic layers, in batches of at most LAYERS_PER_BATCH (module docstring)."""
     rng = np.random.default_rng(seed)
-    draws = [sampler for sampler, count in FAMILY_SAMPLERS for _ in range(count)]
+    draws = [sampler for sampler, count in (samplers or FAMILY_SAMPLERS) for _ in range(count)]
     order = rng.permutation(len(draws))
     batches, batch, size = [], None, LAYERS_PER_BATCH
     for index in order:
         if batch is None or len(batch.outputs) >= size:
             size = int(rng.integers(4, LAYERS_PER_BATCH + 1))   # varied: the per-layer overhead is fitted
-            batch = LayerBatch(f"fit{len(batches)}", seed=int(rng.integers(1 << 30)))
+            batch = LayerBatch(f"{prefix}{len(batches)}", seed=int(rng.integers(1 << 30)), weight_scales=weight_scales,
+                               huge_bias_share=huge_bias_share)
             batches.append(batch)
         draws[index](batch, rng)
     return [b for b in batches if b.outputs]
+
+
+# Coverage of kernel paths the main draw never takes: requantization with shifts >= 0 (large
+# weight scales: the optimised variants' general output path), biases near 2^30 (the DSP
+# variants' 64-bit "wide" channels), and, on a core with both
+# extensions, the DSP variants that run where a Helium variant refuses a node (its scratch).
+WIDE_SAMPLERS = [(lambda b, r: _conv(b, r, False), 16), (lambda b, r: _conv(b, r, True), 16), (_fully_connected, 10)]
+DSP_ON_HELIUM_SAMPLERS = [(lambda b, r: _conv(b, r, True), 40), (_fully_connected, 20),
+                          (partial(_elementwise, op="AveragePool"), 12)]
+
+
+def _head(batch: LayerBatch, rng) -> None:
+    """A convolution over a map of 1-3 pixels a side (classifier heads, the last layers of a
+    network): a single pixel or an odd last pixel dominates, and channel counts of any tail."""
+    h, w = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    c, o = _pick(rng, CHANNELS), _pick(rng, CHANNELS + (2, 3, 6, 10, 12))
+    kernel = (1, 1) if rng.random() < 0.7 else (h, w)
+    batch.conv(h, w, c, o, kernel, 1, "valid", relu=bool(rng.random() < 0.5))
+
+
+HEAD_SAMPLERS = [(_head, 40), (_fully_connected, 8)]
+
+
+def coverage_batches(seed: int = 2027) -> list:
+    """Layers with some channels' requantization shifts >= 0, layers with some biases near
+    2^30 (the "wide" channels of trained models), and convolutions on maps of 1-3 pixels a
+    side, for every preference."""
+    return sample_batches(seed, WIDE_SAMPLERS, "wide", (0.3, 2.0)) + \
+        sample_batches(seed + 10, WIDE_SAMPLERS, "bias", huge_bias_share=0.5) + \
+        sample_batches(seed + 20, HEAD_SAMPLERS, "head")
+
+
+def dsp_on_helium_batches(seed: int = 2028) -> list:
+    """Depthwise, fully connected and average pooling layers for the DSP variants on a Helium core."""
+    return sample_batches(seed, DSP_ON_HELIUM_SAMPLERS, "dsp")

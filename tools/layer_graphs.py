@@ -7,6 +7,7 @@ measured one by one (the per-layer profile). Weights are seeded random int8, per
 scales; the numbers are not a trained model, the *shapes* are what the fit needs.
 
     graph = LayerBatch("batch0"); graph.conv(h=16, w=16, c=8, o=16, k=(3, 3), stride=1, pad="same")
+    LayerBatch("wide", weight_scales=(0.3, 2.0))   # some channels requantize with a shift >= 0
     graph.finish() -> Graph (verified)
 """
 from __future__ import annotations
@@ -32,9 +33,16 @@ def same_pads(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[i
 class LayerBatch:
     """A graph of independent single layers (module docstring)."""
 
-    def __init__(self, name: str, seed: int = 0) -> None:
+    def __init__(self, name: str, seed: int = 0, weight_scales: tuple[float, float] = (0.002, 0.02),
+                 huge_bias_share: float = 0.0) -> None:
         self.graph = Graph(name)
         self.rng = np.random.default_rng(seed)
+        # per-channel weight scales drawn from this range; above ~0.8 (input 0.05, output 0.08)
+        # a channel's requantization multiplier needs a shift >= 0 (the kernels' general path)
+        self.weight_scales = weight_scales
+        # share of channels whose bias is ~ +-2^30 (dead channels of trained models do this):
+        # the optimised variants requantize those in their 64-bit "wide" form
+        self.huge_bias_share = huge_bias_share
         self.outputs = []
         self.count = 0            # names handed out
         self.inputs = 0
@@ -50,11 +58,15 @@ class LayerBatch:
 
     def _weights(self, name: str, shape, axis_size: int):
         data = self.rng.integers(-127, 128, shape).astype(np.int8)
-        scales = self.rng.uniform(0.002, 0.02, axis_size)
+        scales = self.rng.uniform(*self.weight_scales, axis_size)
         return self.graph.add_constant(name, data, quant=quant(scales, np.zeros(axis_size, np.int64), 0))
 
     def _bias(self, name: str, size: int):
-        return self.graph.add_constant(name, self.rng.integers(-2000, 2000, size).astype(np.int32))
+        bias = self.rng.integers(-2000, 2000, size)
+        if self.huge_bias_share:
+            huge = self.rng.random(size) < self.huge_bias_share
+            bias[huge] = np.sign(bias[huge] + 0.5) * ((1 << 30) + self.rng.integers(0, 1 << 20, int(huge.sum())))
+        return self.graph.add_constant(name, bias.astype(np.int32))
 
     def _node(self, op: str, inputs, attrs, scale=0.08, zero_point=2, name=None):
         node = self.graph.add_node(op, inputs, attrs, name=name or self._name(op))

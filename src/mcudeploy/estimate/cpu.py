@@ -59,8 +59,9 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     instructions = fit.instructions(features)
     call_part = fit.coefficients.get("calls", 0.0) + setting.profile.per_layer_instructions
     per_instruction = setting.core_model.instruction_factor[code_class] * setting.core_model.cpi[code_class]
-    block = setting.profile.blocked_variants.get(variant, setting.profile.pixel_block)
-    traffic = "blocked" if variant in setting.profile.blocked_variants else setting.profile.traffic
+    variant_block = setting.profile.pixel_block_of(variant)
+    block = variant_block or setting.profile.pixel_block
+    traffic = "blocked" if variant_block else setting.profile.traffic
     accesses = accesses_of(node, family, features, setting.plan, traffic, block, context)
     cost.instructions = instructions + setting.profile.per_layer_instructions
     scale = setting.scale * setting.profile.kernel_scale(kernel)

@@ -28,6 +28,8 @@ from ..targets import MemoryRegion, Target, TargetError
 from .cpu import cpu_layer_cost
 from .features import softmax_pass
 from .instructions import overhead as measured_overhead
+from .kernel_loops import requant_context
+from .kernel_map import is_depthwise
 from .npu import group_epochs, missing_npu_figures, npu_epoch_cost
 from .overlay import Overlay, load_overlay
 from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile
@@ -139,7 +141,21 @@ def kernel_context(deployment, node) -> dict:
     diff_min = getattr(deployment.params.get(node.name), "diff_min", None) if node.op == "Softmax" else None
     if diff_min is not None:
         context["softmax_pass"] = softmax_pass(int(diff_min))
+    context.update(requant_facts(node, deployment.params.get(node.name)))
     return context
+
+
+def requant_facts(node, params) -> dict:
+    """The optimised variants' requantization paths of a Conv / Gemm from its prepared
+    parameters (:func:`.kernel_loops.requant_context`); ``{}`` for other nodes."""
+    if node.op not in ("Conv", "Gemm", "MatMul") or getattr(params, "output_shift", None) is None:
+        return {}
+    weights = node.inputs[1]
+    bias = node.inputs[2].const if len(node.inputs) > 2 and node.inputs[2] is not None else None
+    grouped = node.op == "Conv" and is_depthwise(node)
+    depth = math.prod(weights.shape[1:3]) if grouped else \
+        (math.prod(weights.shape[1:]) if node.op == "Conv" else node.inputs[0].shape[-1])
+    return requant_context(params.output_shift, params.output_multiplier, bias, depth, grouped)
 
 
 def _layers(deployment, setting: Setting) -> list[LayerCost]:

@@ -33,6 +33,10 @@ taps_1 ceil(C/b)`` with ``taps_1`` the in-bounds taps of one channel, ``dw{b}_ta
 taps_1 (C mod b)``, and split by path for kernels with a 3x3 special case (``band_rows``,
 ``band_pairs`` of pixel pairs; ``generic_window`` otherwise). The fit keeps, per kernel, the feature set that predicts held-out
 layers best (``tools/fit_instruction_model.py``).
+
+The optimised variants' own loop counts (im2col branches, 2-pixel blocks and channel tails,
+the 3x3 fast paths, the requantization path from the prepared shifts: ``context["left_shifts"]``)
+come from :mod:`.kernel_loops` and are added to the same dictionaries.
 """
 from __future__ import annotations
 
@@ -40,6 +44,15 @@ import math
 from typing import Callable
 
 from ..ir import Node, Value
+from .kernel_loops import (
+    conv_variant_counts,
+    depthwise_dsp_counts,
+    depthwise_mve_counts,
+    fully_connected_variant_counts,
+    pool_variant_counts,
+    requant_counts,
+    window_shape,
+)
 
 FeatureFunction = Callable[[Node, dict], dict[str, float]]
 FAMILIES: dict[str, FeatureFunction] = {}
@@ -78,8 +91,10 @@ def _valid(out_size: int, stride: int, pad: int, dilation: int, kernel: int, siz
 
 
 def window_features(x: Value, out: Value, kernel: tuple[int, int], strides, pads, dilations,
-                    channels_per_group: int) -> dict[str, float]:
-    """Features of a window kernel over NHWC (module docstring)."""
+                    channels_per_group: int, per_channel: bool | None = None) -> dict[str, float]:
+    """Features of a window kernel over NHWC (module docstring). ``per_channel``: a depthwise or
+    pooling kernel (default: one channel per group), else a dense conv (also with C = 1)."""
+    per_channel = channels_per_group == 1 if per_channel is None else per_channel
     batch, height, width, _ = x.shape
     _, out_h, out_w, out_c = out.shape
     kernel_h, kernel_w = kernel
@@ -103,12 +118,18 @@ def window_features(x: Value, out: Value, kernel: tuple[int, int], strides, pads
                  "im2col_bytes": copy * valid_pixel_taps * channels_per_group * x.dtype.itemsize,
                  "im2col_pointwise": pixels * channels_per_group if pointwise else 0,
                  "im2col_inplace_pixels": (1 - copy) * pixels})
-    if channels_per_group == 1:
+    shape = window_shape(x.shape, out.shape, kernel, strides, pads, dilations, channels_per_group)
+    if per_channel:
+        base.update(depthwise_dsp_counts(shape))
+        base.update(depthwise_mve_counts(shape))
         base.update(depthwise_blocks(pixels, out_c, valid_pixel_taps, kernel_h * kernel_w))
         base.update(depthwise_3x3_split(batch * out_h, out_w, out_c, pixels * kernel_h * kernel_w,
                                         (kernel_h, kernel_w) == (3, 3) and tuple(dilations) == (1, 1)))
     else:
         base.update(matrix_blocks(pixels, out_c, kernel_h * kernel_w * channels_per_group, channels_per_group))
+        direct = (kernel_h, kernel_w) == (1, 1) and tuple(strides) == (1, 1) and not any(pads[:2]) \
+            and tuple(x.shape[1:3]) == tuple(out.shape[1:3])
+        base.update(conv_variant_counts({**shape, "out_channels": out_c}, direct))
     return base
 
 
@@ -157,15 +178,19 @@ def depthwise_blocks(pixels: int, channels: int, taps_per_channel: int, kernel_t
 def conv_features(node: Node, context: dict) -> dict[str, float]:
     x, w, out = node.inputs[0], node.inputs[1], node.outputs[0]
     attrs = node.attrs
-    return window_features(x, out, tuple(w.shape[1:3]), attrs["strides"], attrs["pads"][:2],
-                           attrs["dilations"], w.shape[3])
+    depthwise = w.shape[3] == 1 and attrs.get("group", 1) == x.shape[3] and attrs.get("group", 1) > 1
+    return {**window_features(x, out, tuple(w.shape[1:3]), attrs["strides"], attrs["pads"][:2],
+                              attrs["dilations"], w.shape[3], depthwise),
+            **requant_counts(math.prod(out.shape[:3]), out.shape[3], context)}
 
 
 @family("avg_pool", "max_pool")
 def pool_features(node: Node, context: dict) -> dict[str, float]:
     attrs = node.attrs
-    return window_features(node.inputs[0], node.outputs[0], tuple(attrs["kernel_shape"]),
-                           attrs["strides"], attrs["pads"][:2], (1, 1), 1)
+    x, out, kernel = node.inputs[0], node.outputs[0], tuple(attrs["kernel_shape"])
+    shape = window_shape(x.shape, out.shape, kernel, attrs["strides"], attrs["pads"][:2], (1, 1), 1)
+    return {**window_features(x, out, kernel, attrs["strides"], attrs["pads"][:2], (1, 1), 1),
+            **pool_variant_counts(shape, node.op == "AveragePool")}
 
 
 @family("transpose_conv2d")
@@ -186,7 +211,9 @@ def fully_connected_features(node: Node, context: dict) -> dict[str, float]:
     units = w.shape[0] if w.shape[-1] == depth else w.shape[-1]
     outputs = rows * units
     return {"calls": 1, "rows": rows, "outputs": outputs, "macs": outputs * depth,
-            **_vector_counts("macs", outputs, depth), **matrix_blocks(rows, units, depth, depth)}
+            **_vector_counts("macs", outputs, depth), **matrix_blocks(rows, units, depth, depth),
+            **fully_connected_variant_counts(rows, units, depth), **requant_counts(rows, units, context)}
+
 
 
 def _loop_levels(shape: tuple[int, ...]) -> dict[str, float]:
@@ -202,7 +229,11 @@ def _loop_levels(shape: tuple[int, ...]) -> dict[str, float]:
 @family("add", "mul", "quantize", "dequantize", "smooth_step", "hard_swish", "leaky_relu", "transpose",
         "strided_slice", "resize", "pad")
 def elementwise_features(node: Node, context: dict) -> dict[str, float]:
-    return _loop_levels(node.outputs[0].shape)
+    """The NHWC loop levels, and the flat loops of the optimised Add / Mul (``elements // 4``
+    words and the ``elements mod 4`` tail; Helium: ``ceil(elements / 4)`` predicated vectors)."""
+    elements = math.prod(node.outputs[0].shape)
+    return {**_loop_levels(node.outputs[0].shape), "flat_words": elements // 4, "flat_tail": elements % 4,
+            "flat_vectors": math.ceil(elements / 4)}
 
 
 @family("softmax")

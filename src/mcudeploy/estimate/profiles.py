@@ -56,9 +56,24 @@ class RuntimeProfile:
         return self.class_scale.get(self.kernel_classes.get(kernel.removesuffix("_s16"), ""), 1.0)
 
     def class_of(self, variant: str, helium: bool) -> str:
-        if variant in self.code_class and variant != "default":
-            return self.code_class[variant]
+        """The code class of a kernel variant: its own entry, its extension's ("dsp-conv" ->
+        "dsp"), else the build's default."""
+        for key in (variant, variant_extension(variant)):
+            if key in self.code_class and key != "default":
+                return self.code_class[key]
         return self.code_class.get("helium" if helium else "default", "scalar")
+
+    def pixel_block_of(self, variant: str) -> int | None:
+        """Output pixels per weight pass of a blocked kernel variant (None: not blocked)."""
+        for key in (variant, variant_extension(variant)):
+            if key in self.blocked_variants:
+                return int(self.blocked_variants[key])
+        return None
+
+
+def variant_extension(variant: str) -> str:
+    """The instruction-set extension a kernel variant is written for: "dsp-conv" -> "dsp"."""
+    return variant.split("-", 1)[0]
 
 
 def _read(name: str) -> dict:

@@ -1,0 +1,227 @@
+"""Loop counts of the optimised kernel variants (``runtime/src/dsp``, ``runtime/src/mve``).
+
+Input: the shape of a window kernel (or fully connected layer) and the deployment context.
+Output: ``{feature: count}``, one count per loop body of the variant's C code, so the
+instruction model ``sum_f c_f n_f`` follows the kernel's own control flow (its im2col
+branches, the 2-pixel / 2- or 4-channel blocks and their remainders, the 3x3 fast paths,
+the channel tails). The counts are exact functions of the shape; the coefficients are
+fitted (``tools/fit_instruction_model.py``).
+
+Per axis (:func:`axis_counts`): ``S`` = in-bounds taps summed over output positions,
+``F`` = positions whose whole window is inside (``W`` = the same with dilation 1, the
+"whole kernel row" test of the im2col copies). With ``P = N H_o W_o`` pixels:
+
+* im2col (``i2c{L}_``, ``L`` = 4 bytes per DSP widen step, 16 per MVE copy): per pixel and
+  kernel row a padding row (fill ``ceil(k_w C / L)`` steps), a whole row (copy, the same
+  steps) or, near the left / right edges, ``k_w`` taps of ``ceil(C / L)`` steps each:
+  ``pad_rows = N W_o (H_o k_h - S_r)``, ``whole_rows = N S_r W_x``,
+  ``edge_taps = N S_r (W_o - W_x) k_w``. DSP with ``C mod 4 != 0`` gathers bytes instead
+  (``gather_taps = P k_h k_w``, ``gather_bytes = P K``, ``gather_words = P K_p / 4``).
+* blocked products (``g{c}_``: 2 pixels x ``c`` output channels, ``d`` depth lanes,
+  ``K_p = ceil_d(K)``): pixel pairs ``P // 2`` and the odd last pixel, times whole channel
+  blocks ``C_o // c`` and the ``C_o mod c`` tail, each with its ``K_p / d`` inner steps.
+* depthwise DSP (``dwd_``, 4 channels per word, ``G = C // 4``, tail ``T = C mod 4``): per
+  row and group (scales), per pixel and group, the 3x3 fast path for pixels whose window is
+  inside (``F_r F_c``), in-bounds tap rows / taps for the others, and the tail channels.
+* depthwise MVE (``dwm3_`` the 3x3 band path, ``dwmg_`` the generic one; 8 channels per
+  vector, ``G = ceil(C / 8)``, ``t = [C mod 8 != 0]``): band rows copied and padded
+  (16-byte steps), pixel pairs, full and predicated groups; generic: every window tap.
+* ``requant_*``: outputs per requantization path (:func:`requant_counts`), decided from the
+  prepared shifts, multipliers and biases exactly as the C code decides them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def axis_counts(out_size: int, stride: int, pad: int, dilation: int, kernel: int, size: int) -> tuple[int, int, int]:
+    """(S, F, W) of one axis (module docstring)."""
+    valid_sum = full = whole = 0
+    for position in range(out_size):
+        start = position * stride - pad
+        valid = sum(1 for tap in range(kernel) if 0 <= start + tap * dilation < size)
+        valid_sum += valid
+        full += valid == kernel
+        whole += dilation == 1 and start >= 0 and start + kernel <= size
+    return valid_sum, full, whole
+
+
+def im2col_counts(shape: dict, lanes: int) -> dict[str, float]:
+    """The im2col copy loops of one call (module docstring), prefix ``i2c{lanes}_``."""
+    n, out_h, out_w, kernel_h, kernel_w, channels = (shape[k] for k in ("n", "out_h", "out_w", "kernel_h",
+                                                                         "kernel_w", "channels"))
+    rows_valid, _, _ = shape["rows"]
+    _, _, whole_x = shape["cols"]
+    pixels = n * out_h * out_w
+    pad_rows = n * out_w * (out_h * kernel_h - rows_valid)
+    whole_rows = n * rows_valid * whole_x
+    edge_taps = n * rows_valid * (out_w - whole_x) * kernel_w
+    row_steps = math.ceil(kernel_w * channels / lanes)
+    prefix = f"i2c{lanes}_"
+    return {prefix + "pixels": pixels, prefix + "rows": pixels * kernel_h, prefix + "pad_rows": pad_rows,
+            prefix + "pad_steps": pad_rows * row_steps, prefix + "whole_rows": whole_rows,
+            prefix + "whole_steps": whole_rows * row_steps, prefix + "edge_rows": n * rows_valid * (out_w - whole_x),
+            prefix + "edge_taps": edge_taps, prefix + "edge_steps": edge_taps * math.ceil(channels / lanes),
+            prefix + "depth_fill": pixels * (shape["depth_padded"] > shape["depth"])}
+
+
+def gather_counts(shape: dict) -> dict[str, float]:
+    """The DSP byte-gather im2col (``C mod 4 != 0``)."""
+    pixels = shape["n"] * shape["out_h"] * shape["out_w"]
+    return {"gather_pixels": pixels, "gather_taps": pixels * shape["kernel_h"] * shape["kernel_w"],
+            "gather_bytes": pixels * shape["depth"], "gather_words": pixels * shape["depth_padded"] // 4,
+            "gather_fill": pixels * (shape["depth_padded"] - shape["depth"])}
+
+
+def blocked_counts(pixels: int, channels: int, depth: int, block_c: int, lanes: int) -> dict[str, float]:
+    """2 pixels x ``block_c`` channels over ``ceil(depth / lanes)`` steps, and their remainders."""
+    steps = math.ceil(depth / lanes)
+    pairs, single = pixels // 2, pixels % 2
+    blocks, tail = channels // block_c, channels % block_c
+    prefix = f"g{block_c}_"
+    return {prefix + "calls": pairs + single, prefix + "pair_blocks": pairs * blocks,
+            prefix + "pair_steps": pairs * blocks * steps, prefix + "single_blocks": single * blocks,
+            prefix + "single_steps": single * blocks * steps, prefix + "pair_tails": pairs * (tail > 0),
+            prefix + "pair_tail_steps": pairs * tail * steps, prefix + "single_tails": single * (tail > 0),
+            prefix + "single_tail_steps": single * tail * steps, prefix + "tail_chunks": (pairs * 2 + single) * steps * (tail > 0),
+            prefix + "outputs": pixels * channels}
+
+
+def depthwise_dsp_counts(shape: dict) -> dict[str, float]:
+    """``mcu_depthwise_conv2d_s8_dsp``'s loops (module docstring)."""
+    n, out_h, out_w, kernel_h, kernel_w, channels = (shape[k] for k in ("n", "out_h", "out_w", "kernel_h",
+                                                                         "kernel_w", "channels"))
+    rows_valid, rows_full, _ = shape["rows"]
+    cols_valid, cols_full, _ = shape["cols"]
+    groups, tail = channels // 4, channels % 4
+    pixels = n * out_h * out_w
+    fast = n * rows_full * cols_full if shape["is_3x3"] else 0
+    valid_rows, valid_taps = n * out_w * rows_valid, n * rows_valid * cols_valid
+    return {"dwd_rows": n * out_h, "dwd_row_groups": n * out_h * groups, "dwd_pixel_groups": pixels * groups,
+            "dwd_fast": fast * groups, "dwd_slow_pixels": (pixels - fast) * groups,
+            "dwd_slow_rows": (valid_rows - fast * kernel_h) * groups,
+            "dwd_slow_taps": (valid_taps - fast * kernel_h * kernel_w) * groups,
+            "dwd_tail_rows": n * out_h * tail, "dwd_tail_pixels": pixels * tail,
+            "dwd_tail_valid_rows": valid_rows * tail, "dwd_tail_taps": valid_taps * tail}
+
+
+def depthwise_mve_counts(shape: dict) -> dict[str, float]:
+    """``mcu_depthwise_conv2d_s8_mve``'s loops: the 3x3 band path or the generic one."""
+    n, out_h, out_w, kernel_h, kernel_w, channels = (shape[k] for k in ("n", "out_h", "out_w", "kernel_h",
+                                                                         "kernel_w", "channels"))
+    rows_valid, _, _ = shape["rows"]
+    cols_valid, _, _ = shape["cols"]
+    groups, partial = math.ceil(channels / 8), int(channels % 8 != 0)
+    pixels, rows = n * out_h * out_w, n * out_h
+    if shape["is_3x3"]:
+        width, left, data = shape["band_width"], shape["pad_left"] * channels, shape["in_w"] * channels
+        pad_rows, data_rows = n * (out_h * 3 - rows_valid), n * rows_valid
+        right = width * channels - left - data
+        data_steps = math.ceil(left / 16) + math.ceil(data / 16) + math.ceil(max(right, 0) / 16)
+        pairs = rows * math.ceil(out_w / 2)
+        return {"dwm3_rows": rows, "dwm3_pad_rows": pad_rows, "dwm3_pad_steps": pad_rows * math.ceil(width * channels / 16),
+                "dwm3_data_rows": data_rows, "dwm3_data_steps": data_rows * data_steps,
+                "dwm3_row_groups": rows * groups, "dwm3_row_partial": rows * partial,
+                "dwm3_pairs": pairs * (groups - partial), "dwm3_partial_pairs": pairs * partial,
+                "dwm3_stores": pixels * groups}
+    return {"dwmg_pixels": pixels, "dwmg_groups": pixels * groups, "dwmg_partial": pixels * partial,
+            "dwmg_tap_rows": pixels * kernel_h * groups, "dwmg_taps": pixels * kernel_h * kernel_w * groups,
+            "dwmg_valid_taps": n * rows_valid * cols_valid * groups}
+
+
+def window_shape(x_shape, out_shape, kernel, strides, pads, dilations, channels_per_group: int) -> dict:
+    """The shape record the count functions read."""
+    _, height, width, channels = x_shape
+    n, out_h, out_w, _ = out_shape
+    depth = kernel[0] * kernel[1] * channels_per_group
+    return {"n": n, "out_h": out_h, "out_w": out_w, "kernel_h": kernel[0], "kernel_w": kernel[1],
+            "channels": channels_per_group if channels_per_group > 1 else channels, "in_w": width,
+            "rows": axis_counts(out_h, strides[0], pads[0], dilations[0], kernel[0], height),
+            "cols": axis_counts(out_w, strides[1], pads[1], dilations[1], kernel[1], width),
+            "depth": depth, "depth_padded": depth, "pad_left": pads[1],
+            "is_3x3": tuple(kernel) == (3, 3) and tuple(dilations) == (1, 1),
+            "band_width": max(out_w * strides[1] + 3, width + pads[1])}
+
+
+def conv_variant_counts(shape: dict, pointwise: bool) -> dict[str, float]:
+    """Every variant's conv loops: DSP (im2col to q15 by 4, 2x2 blocks over K_p = ceil4(K))
+    and MVE (im2col by 16 unless a pointwise C mod 16 == 0 read in place, 2x4 blocks over
+    K_p = ceil16(K))."""
+    pixels, channels, depth = shape["n"] * shape["out_h"] * shape["out_w"], shape["channels"], shape["depth"]
+    out_channels = shape["out_channels"]
+    features = {**blocked_counts(pixels, out_channels, math.ceil(depth / 4) * 4, 2, 4),
+                **blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16)}
+    if pointwise:
+        features.update({"pw4_pixels": pixels, "pw4_words": pixels * (channels // 4),
+                         "pw4_tail": pixels * (channels % 4 != 0)})
+    elif channels % 4:
+        features.update(gather_counts({**shape, "depth_padded": math.ceil(depth / 4) * 4}))
+    else:
+        features.update(im2col_counts(shape, 4))
+    if not (pointwise and channels % 16 == 0):
+        features.update(im2col_counts({**shape, "depth_padded": math.ceil(depth / 16) * 16}, 16))
+    return features
+
+
+def requant_counts(pixels: int, channels: int, context: dict) -> dict[str, float]:
+    """Outputs per requantization path (from :func:`requant_context`): ``requant_left`` of a
+    Helium call with a shift >= 0 (not all right shifts), ``requant_general`` of a DSP call
+    whose channels are not all "simple", ``requant_wide`` of the wide channels (64-bit form)."""
+    outputs = pixels * channels
+    return {"requant_left": outputs if context.get("left_shifts") else 0,
+            "requant_general": outputs if context.get("general_requant") else 0,
+            "requant_wide": pixels * context.get("wide_channels", 0)}
+
+
+def requant_context(shifts, multipliers, biases, depth: int, grouped: bool) -> dict:
+    """The requantization paths the variants take for these prepared parameters, as
+    ``runtime/src/dsp/mcu_dsp_internal.h`` and ``mcu_mve_internal.h`` decide them:
+    ``reach = depth 128 255``; simple: ``shift <= -1`` and ``|bias| + reach < 2^30``; wide:
+    ``|bias| >= (2^30 >> max(shift, 0)) - reach`` or a negative multiplier. ``grouped``: the
+    depthwise kernel, where a group of 4 channels with one wide channel runs all 4 wide."""
+    shifts = np.asarray(shifts, np.int64).reshape(-1)
+    multipliers = np.asarray(multipliers, np.int64).reshape(-1)
+    biases = np.zeros_like(shifts) if biases is None else np.abs(np.asarray(biases, np.int64).reshape(-1))
+    reach = depth * 128 * 255 if depth < 32768 else (1 << 31) - 1
+    limit = ((1 << 30) >> np.maximum(shifts, 0)) - reach
+    wide = (multipliers < 0) | (limit <= 0) | (biases >= limit)
+    if grouped:
+        whole = len(wide) // 4 * 4
+        groups = wide[:whole].reshape(-1, 4).any(axis=1).repeat(4)
+        wide = np.concatenate([groups, wide[whole:]])
+    simple = bool(np.all(shifts <= -1)) and (1 << 30) - reach > 0 and bool(np.all(biases < (1 << 30) - reach))
+    return {"left_shifts": bool(np.any(shifts > -1)), "general_requant": not simple, "wide_channels": int(wide.sum())}
+
+
+def pool_variant_counts(shape: dict, average: bool) -> dict[str, float]:
+    """DSP pooling: per pixel, ``C // 4`` word groups over the in-bounds rows / taps (an
+    average window above 256 taps runs every channel alone), the ``C mod 4`` channels alone;
+    MVE: ``ceil(C / L)`` predicated groups, ``L`` = 8 (average: per-channel stores) or 16 (max)."""
+    n, out_h, out_w, channels = shape["n"], shape["out_h"], shape["out_w"], shape["channels"]
+    rows_valid, _, _ = shape["rows"]
+    cols_valid, _, _ = shape["cols"]
+    pixels, valid_rows, valid_taps = n * out_h * out_w, n * out_w * rows_valid, n * rows_valid * cols_valid
+    packed = not average or shape["kernel_h"] * shape["kernel_w"] <= 256
+    groups = channels // 4 if packed else 0
+    tail = channels - 4 * groups
+    lanes = 8 if average else 16
+    vectors = math.ceil(channels / lanes)
+    return {"pool4_pixels": pixels, "pool4_groups": pixels * groups, "pool4_rows": valid_rows * groups,
+            "pool4_taps": valid_taps * groups, "pool4_tail": pixels * tail, "pool4_tail_rows": valid_rows * tail,
+            "pool4_tail_taps": valid_taps * tail, "pool4_outputs": pixels * channels,
+            "poolm_pixels": pixels, "poolm_groups": pixels * vectors, "poolm_rows": valid_rows * vectors,
+            "poolm_taps": valid_taps * vectors, "poolm_outputs": pixels * channels}
+
+
+def fully_connected_variant_counts(rows: int, units: int, depth: int) -> dict[str, float]:
+    """DSP: per row, pairs of units over ``depth // 4`` words and the ``depth mod 4`` tail;
+    MVE: the conv's 2 x 4 blocks with rows as pixels, rows copied to 16-byte steps when
+    ``depth mod 16 != 0``."""
+    pairs = rows * math.ceil(units / 2)
+    copied = rows * math.ceil(depth / 16) if depth % 16 else 0
+    return {"fcd_pairs": pairs, "fcd_steps": pairs * (depth // 4), "fcd_single_steps": rows * (units % 2) * (depth // 4),
+            "fcd_tail": pairs * (depth % 4), "fcd_outputs": rows * units,
+            "fcm_copy_rows": rows if depth % 16 else 0, "fcm_copy_steps": copied,
+            **blocked_counts(rows, units, math.ceil(depth / 16) * 16, 4, 16)}

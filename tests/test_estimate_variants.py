@@ -1,0 +1,146 @@
+"""The optimised kernel variants' loop counts (estimate/kernel_loops.py) against the loops of
+their C code (runtime/src/dsp, runtime/src/mve) transcribed here and counted by running them,
+and their requantization paths against the C code's rules (QEMU: test_estimate_qemu.py)."""
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mcudeploy.estimate.features import features_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from layer_graphs import LayerBatch  # noqa: E402
+
+CONVS = [dict(h=6, w=5, c=4, o=6, k=3, stride=1, pad="same"), dict(h=7, w=9, c=8, o=5, k=3, stride=2, pad="same"),
+         dict(h=9, w=4, c=16, o=3, k=(5, 1), stride=1, pad="valid"), dict(h=5, w=5, c=3, o=4, k=3, stride=1, pad="same"),
+         dict(h=4, w=6, c=32, o=7, k=1, stride=1, pad="valid"), dict(h=3, w=8, c=12, o=4, k=(1, 5), stride=1, pad="same")]
+DEPTHWISE = [dict(h=6, w=7, c=4, k=3, stride=1, pad="same"), dict(h=9, w=8, c=13, k=3, stride=2, pad="same"),
+             dict(h=6, w=6, c=6, k=(5, 3), stride=1, pad="same"), dict(h=5, w=5, c=16, k=3, stride=1, pad="valid")]
+
+
+def node_of(builder: str, **shape):
+    batch = LayerBatch("one", seed=5)
+    getattr(batch, builder)(**shape)
+    return batch.finish().nodes[0]
+
+
+def geometry(node):
+    x, w, out = node.inputs[0], node.inputs[1], node.outputs[0]
+    (stride_h, stride_w), (pad_top, pad_left) = node.attrs["strides"], node.attrs["pads"][:2]
+    return x.shape, w.shape, out.shape, stride_h, stride_w, pad_top, pad_left
+
+
+def dsp_conv_loops(node) -> Counter:
+    """conv_dsp.c's field_by_taps (C % 4 == 0) and gemm_dsp.c's 2x2 blocks, counted."""
+    (_, height, width, channels), (_, kernel_h, kernel_w, _), (_, out_h, out_w, out_c), sh, sw, pt, pl = geometry(node)
+    counts, pixels = Counter(), out_h * out_w
+    steps = math.ceil(kernel_h * kernel_w * channels / 4)
+    for pixel in range(pixels):
+        y, x = divmod(pixel, out_w)
+        in_x0 = x * sw - pl
+        whole = in_x0 >= 0 and in_x0 + kernel_w <= width
+        for i in range(kernel_h):
+            if not 0 <= y * sh - pt + i < height:
+                counts["i2c4_pad_rows"] += 1
+                counts["i2c4_pad_steps"] += math.ceil(kernel_w * channels / 4)
+            elif whole:
+                counts["i2c4_whole_rows"] += 1
+                counts["i2c4_whole_steps"] += math.ceil(kernel_w * channels / 4)
+            else:
+                counts["i2c4_edge_taps"] += kernel_w
+                counts["i2c4_edge_steps"] += kernel_w * math.ceil(channels / 4)
+    for pixel in range(0, pixels, 2):
+        pair = pixel + 1 < pixels
+        for _pair in range(0, out_c - 1, 2):
+            counts["g2_pair_steps" if pair else "g2_single_steps"] += steps
+        if out_c % 2:
+            counts["g2_pair_tail_steps" if pair else "g2_single_tail_steps"] += steps
+    return counts
+
+
+def dsp_depthwise_loops(node) -> Counter:
+    """depthwise_dsp.c: per row, group and pixel, the 3x3 fast path or the in-bounds taps."""
+    (_, height, width, channels), (_, kernel_h, kernel_w, _), (_, out_h, out_w, _), sh, sw, pt, pl = geometry(node)
+    counts = Counter()
+    for y in range(out_h):
+        rows = [i for i in range(kernel_h) if 0 <= y * sh - pt + i < height]
+        for _group in range(channels // 4):
+            counts["dwd_row_groups"] += 1
+            for x in range(out_w):
+                cols = [j for j in range(kernel_w) if 0 <= x * sw - pl + j < width]
+                if (kernel_h, kernel_w) == (3, 3) and len(rows) == 3 and len(cols) == 3:
+                    counts["dwd_fast"] += 1
+                else:
+                    counts["dwd_slow_rows"] += len(rows)
+                    counts["dwd_slow_taps"] += len(rows) * len(cols)
+        for _channel in range(channels % 4):
+            for x in range(out_w):
+                counts["dwd_tail_taps"] += len(rows) * sum(0 <= x * sw - pl + j < width for j in range(kernel_w))
+    return counts
+
+
+def mve_depthwise_loops(node) -> Counter:
+    """depthwise_mve.c: the 3x3 band path (rows padded / copied, pixel pairs) or every tap."""
+    (_, height, width, channels), (_, kernel_h, kernel_w, _), (_, out_h, out_w, _), sh, sw, pt, pl = geometry(node)
+    counts, groups = Counter(), math.ceil(channels / 8)
+    for y in range(out_h):
+        if (kernel_h, kernel_w) == (3, 3):
+            for i in range(3):
+                counts["dwm3_data_rows" if 0 <= y * sh - pt + i < height else "dwm3_pad_rows"] += 1
+            for c in range(0, channels, 8):
+                counts["dwm3_pairs" if channels - c >= 8 else "dwm3_partial_pairs"] += math.ceil(out_w / 2)
+            continue
+        for x in range(out_w):
+            for _group in range(groups):
+                counts["dwmg_taps"] += kernel_h * kernel_w
+                counts["dwmg_valid_taps"] += sum(0 <= y * sh - pt + i < height and 0 <= x * sw - pl + j < width
+                                                 for i in range(kernel_h) for j in range(kernel_w))
+    return counts
+
+
+def check(features: dict, counted: Counter) -> None:
+    assert {name: features.get(name, 0) for name in counted} == dict(counted)
+
+
+@pytest.mark.parametrize("shape", [s for s in CONVS if s["c"] % 4 == 0 and s["k"] != 1])
+def test_dsp_conv_counts_follow_its_loops(shape):
+    node = node_of("conv", **shape)
+    check(features_of("conv2d", node), dsp_conv_loops(node))
+
+
+@pytest.mark.parametrize("shape", CONVS)
+def test_conv_blocks_count_pairs_and_channel_tails(shape):
+    node = node_of("conv", **shape)
+    features, pixels = features_of("conv2d", node), math.prod(node.outputs[0].shape[:3])
+    out_c, depth = node.outputs[0].shape[3], math.prod(node.inputs[1].shape[1:])
+    assert features["g4_pair_steps"] + features["g4_single_steps"] == math.ceil(pixels / 2) * (out_c // 4) * math.ceil(depth / 16)
+    assert features["g4_pair_steps"] == (pixels // 2) * (out_c // 4) * math.ceil(depth / 16)
+    assert features["g2_outputs"] == pixels * out_c
+    reads_in_place = shape["k"] == 1 and shape["c"] % 16 == 0
+    assert (features.get("i2c16_pixels", 0) == 0) == reads_in_place
+
+
+@pytest.mark.parametrize("shape", DEPTHWISE)
+def test_depthwise_counts_follow_both_variants_loops(shape):
+    node = node_of("depthwise", **shape)
+    features = features_of("depthwise_conv2d", node)
+    check(features, dsp_depthwise_loops(node))
+    check(features, mve_depthwise_loops(node))
+
+
+def test_requant_paths_follow_the_kernels_rules():
+    """runtime/src/dsp/mcu_dsp_internal.h: simple = every shift <= -1 and |bias| + K 128 255 <
+    2^30; wide = |bias| >= (2^30 >> left) - reach; a depthwise group of 4 runs wide together.
+    runtime/src/mve: the general path as soon as one shift is >= 0."""
+    from mcudeploy.estimate.kernel_loops import requant_context
+    plain = requant_context([-3, -5], [1 << 30, 1 << 30], [100, -100], 9, grouped=False)
+    assert plain == {"left_shifts": False, "general_requant": False, "wide_channels": 0}
+    left = requant_context([-3, 0], [1 << 30] * 2, [100, 100], 9, grouped=False)
+    assert left == {"left_shifts": True, "general_requant": True, "wide_channels": 0}
+    huge = (1 << 30) - 9 * 128 * 255        # the first bias that is wide
+    grouped = requant_context([-3] * 6, [1 << 30] * 6, [0, huge, 0, 0, 0, huge - 1], 9, grouped=True)
+    assert grouped == {"left_shifts": False, "general_requant": True, "wide_channels": 4}
