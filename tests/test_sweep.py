@@ -234,3 +234,24 @@ def test_quantize_validate_plan_estimate_on_random_calibration(tmp_path):
     assert figures["arena_bytes"] == deployment.plan.arena_bytes
     from mcudeploy.estimate import estimate
     assert figures["latency_known_ms"] == pytest.approx(estimate(deployment).latency_ms)
+
+
+def test_live_progress_counts_done_failed_running(tmp_path, monkeypatch, caplog):
+    from mcudeploy.sweep.progress import SweepProgress
+    from mcudeploy.sweep.results import CellResult
+
+    cells = sweep_cells(load_sweep(write_sweep(tmp_path, BASE)), BlobCache(tmp_path / "cache"))[:3]
+    monkeypatch.setenv("FORCE_COLOR", "1")              # a terminal: the live bar
+    with SweepProgress("demo", total=4, resumed=1) as progress:
+        assert progress.live
+        progress.running(2)
+        progress.finished(cells[0], CellResult(0, "ok", 0, None))
+        progress.finished(cells[1], CellResult(1, "failed", 1, "plan: boom"))
+        task = progress.bar.tasks[0]
+        assert (task.completed, task.total, task.fields["failed"], task.fields["active"]) == (3, 4, 1, 2)
+        assert task.time_remaining is None or task.time_remaining >= 0      # the ETA column's figure
+    monkeypatch.delenv("FORCE_COLOR")
+    monkeypatch.setenv("TERM", "dumb")
+    with caplog.at_level("INFO", logger="mcudeploy.sweep"), SweepProgress("demo", total=1, enabled=False) as quiet:
+        quiet.finished(cells[2], CellResult(2, "timeout", 124, "timed out after 2 s"))
+    assert quiet.bar is None and "timeout: timed out after 2 s" in caplog.text

@@ -3,10 +3,17 @@ a hanging cell killed at its timeout, a failing cell that does not stop the swee
 outputs (JSON, CSV, Pareto PNG, HTML), and a scheduler that cannot be reached."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -15,12 +22,17 @@ from mcudeploy.cli.main import main
 from mcudeploy.runs import RunStore
 
 PLUGINS = '''
+import os
 import time
+from pathlib import Path
 
 def plugin(context):
-    """A plugin stage: hangs for the option set "hang", raises for "boom", else one metric."""
+    """A plugin stage: hangs for the option set "hang" (its process id in $HANG_PID_FILE), raises
+    for "boom", else one metric."""
     name = context.parameters["option_set"]
     if name == "hang":
+        if os.environ.get("HANG_PID_FILE"):
+            Path(os.environ["HANG_PID_FILE"]).write_text(str(os.getpid()))
         time.sleep(3600)
     if name == "boom":
         raise RuntimeError("the plugin broke")
@@ -51,7 +63,8 @@ def _cells(store: Path) -> list:
 
 
 @pytest.mark.slow
-def test_timeout_failure_and_resume(tmp_path, run_store, capsys):
+def test_timeout_failure_and_resume(tmp_path, run_store, capsys, monkeypatch):
+    monkeypatch.setenv("HANG_PID_FILE", str(tmp_path / "hang.pid"))
     path = _sweep(tmp_path, '{name = "default"}, {name = "hang"}, {name = "boom"}, {name = "no-reuse", reuse = false}',
                   timeout=2)
     started = time.perf_counter()
@@ -61,6 +74,8 @@ def test_timeout_failure_and_resume(tmp_path, run_store, capsys):
     assert error.startswith("mcudeploy: error: sweep test: 2 of 4 cells did not finish ok (1 timed out")
     cells = {row["option_set"]: row for row in json.loads((tmp_path / "out.json").read_text())["cells"]}
     assert cells["hang"]["status"] == "timeout" and "timed out after 2 s" in cells["hang"]["error"]
+    with pytest.raises(ProcessLookupError):          # the hanging cell's process was killed (and reaped)
+        os.kill(int((tmp_path / "hang.pid").read_text()), 0)
     assert cells["boom"]["status"] == "failed" and "RuntimeError: the plugin broke" in cells["boom"]["error"]
     assert cells["default"]["status"] == "ok" and cells["default"]["arena_bytes"] < cells["no-reuse"]["arena_bytes"]
     runs = {run.tags["cell"]: run for run in _cells(run_store)}
@@ -101,14 +116,44 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_unreachable_scheduler_is_one_error_and_records_nothing(tmp_path, run_store, capsys):
+@contextlib.contextmanager
+def _not_dask() -> Iterator[str]:
+    """A port that accepts connections and answers as a web server would, not as Dask."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                with connection:
+                    connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("address, message", [      # (no unknown-host case: without DNS a lookup can be slow)
+    ("closed", "connection refused: nothing listens on port"),
+    ("tcp//127.0.0.1", "not an address: missing port number"),
+    ("not-dask", "answers but not as a Dask scheduler"),
+])
+def test_unreachable_scheduler_is_one_error_and_records_nothing(tmp_path, run_store, capsys, address, message):
+    """With the default --connect-timeout (5 s): one clear error within 10 s, no cell recorded."""
     path = _sweep(tmp_path, '{name = "default"}')
-    started = time.perf_counter()
-    code = main(["sweep", str(path), "--scheduler", f"tcp://127.0.0.1:{_closed_port()}", "--connect-timeout", "2"])
-    assert code == 2 and time.perf_counter() - started < 10
+    with _not_dask() as not_dask:
+        address = {"closed": f"tcp://127.0.0.1:{_closed_port()}", "not-dask": not_dask}.get(address, address)
+        started = time.perf_counter()
+        code = main(["sweep", str(path), "--scheduler", address])
+        seconds = time.perf_counter() - started
+    assert code == 2 and seconds < 10
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and "cannot reach the Dask scheduler" in lines[0]
+    assert len(lines) == 1 and "cannot reach the Dask scheduler" in lines[0] and message in lines[0], lines
     assert _cells(run_store) == []
+    with RunStore.open(run_store) as runs:        # the sweep command's own run: failed, exit 2
+        assert [(run.status, run.exit_code) for run in runs.list_runs(command="sweep")] == [("failed", 2)]
 
 
 CRASH_ONCE = '''
@@ -156,3 +201,31 @@ def test_files_the_cluster_lost_are_scattered_again(tmp_path):
         outcomes = list(execute(cluster, cells, timeout=60, retries=2, progress=lose_the_model))
     assert sorted((cell.index, outcome["status"]) for cell, outcome, _ in outcomes) == [(0, "ok"), (1, "ok")]
     assert max(attempts for _, _, attempts in outcomes) == 2
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_the_sweep_and_its_running_cell(tmp_path, run_store):
+    """A terminal's Ctrl-C (SIGINT to the foreground process group) while a cell hangs: the client
+    stops at once and kills the cell process, which sits in a session of its own."""
+    path = _sweep(tmp_path, '{name = "hang"}', timeout=600)
+    pid_file = tmp_path / "hang.pid"
+    sweep = subprocess.Popen([sys.executable, "-m", "mcudeploy", "sweep", str(path), "--workers", "1",
+                              "--no-progress"], env=dict(os.environ, HANG_PID_FILE=str(pid_file)),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cell_process = int(pid_file.read_text())
+        assert os.getsid(cell_process) == cell_process != os.getsid(sweep.pid)     # its own session
+        os.killpg(sweep.pid, signal.SIGINT)
+        started = time.perf_counter()
+        assert sweep.wait(timeout=15) == 130 and time.perf_counter() - started < 10
+    finally:
+        if sweep.poll() is None:
+            os.killpg(sweep.pid, signal.SIGKILL)
+            sweep.wait()
+    assert "sweep interrupted" in sweep.stderr.read()
+    with pytest.raises(ProcessLookupError):
+        os.kill(cell_process, 0)

@@ -10,6 +10,18 @@ second, a cell often less); after a timeout or a crash the next cell starts a ne
 standard error goes to a log file in ``log_folder``, whose end is quoted when it crashes. It
 gets ``MCUDEPLOY_NO_RECORD=1`` (the client records), one BLAS / OpenMP thread unless the
 environment says otherwise (the sweep is the parallelism), and this mcudeploy on its path.
+
+The cell processes of an in-process LocalCluster's workers (``own_session``) each lead a
+session of their own (``start_new_session``), as separately started ``dask worker`` processes
+do. Linux's scheduler (autogroup, on by default) shares the CPU between sessions first: cell
+processes left in the client's session shared that one session's share, so on a machine busy
+with other sessions' work a second local worker added next to no CPU (the control of
+``benchmarks/sweep_bench.py`` at load average 10 on 2 cores: 2 processes 0.99x and 1.13x as
+fast as 1 in one session, 1.69x and 2.45x in two; on an idle machine it makes no
+difference). A terminal's Ctrl-C then reaches the client only: the client kills its cell
+processes before it closes the LocalCluster (:func:`.cluster.connect`), and a cell process
+whose client died sees the end of its input after its cell and exits. The cell processes of
+a ``dask worker`` stay in the worker's session, so a Ctrl-C there reaches them too.
 """
 from __future__ import annotations
 
@@ -47,8 +59,9 @@ def failure(status: str, exit_code: int, error: str) -> dict[str, Any]:
 class CellProcess:
     """One reusable cell process (module docstring)."""
 
-    def __init__(self, log_folder: Path):
+    def __init__(self, log_folder: Path, own_session: bool = False):
         self.log_folder = Path(log_folder)
+        self.own_session = own_session
         self.process: subprocess.Popen | None = None
         self.lines: queue.Queue[str] = queue.Queue()
         self.log_path: Path | None = None
@@ -60,7 +73,8 @@ class CellProcess:
         with os.fdopen(handle, "w") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "mcudeploy.sweep.child"], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=log, env=child_environment(),
-                                            text=True, encoding="utf-8")
+                                            text=True, encoding="utf-8",
+                                            start_new_session=self.own_session)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, args=(self.process, self.lines), daemon=True).start()
         ready = self._next_line(READY_TIMEOUT_S)

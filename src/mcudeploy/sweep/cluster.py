@@ -11,20 +11,27 @@ scheduler`` and ``dask worker tcp://HOST:8786``; the workers need this mcudeploy
 
 Problems are one :class:`~mcudeploy.errors.UsageError` before any cell runs: a scheduler that
 does not answer within ``connect_timeout`` seconds, a cluster without workers after that
-long, workers with another mcudeploy version. Dask's own log messages are kept at ERROR
-while the sweep runs (``-vv`` shows them).
+long, workers with another mcudeploy version. The address is probed before a Dask client
+is made (:func:`_probe`): a malformed address, an unknown host or a refused connection is
+said at once (Dask's own connect retries a refused port until the timeout), something that
+answers but does not speak Dask's protocol is said too; a client whose start failed would
+otherwise wait another 10 s when Python collects it. Dask's own log messages are kept at
+ERROR while the sweep runs (``-vv`` shows them).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import socket
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .. import __version__
 from ..errors import UsageError
-from .worker_task import close_cell_processes, worker_info
+from .worker_task import close_cell_processes, own_sessions, worker_info
 
 log = logging.getLogger(__name__)
 DASK_LOGGERS = ("distributed", "tornado")
@@ -68,13 +75,52 @@ def _quiet_dask() -> Iterator[None]:
             logger.setLevel(level)
 
 
+def _unreachable(address: str, cause: str) -> UsageError:
+    return UsageError(f"--scheduler {address}: cannot reach the Dask scheduler ({cause}); check the address and "
+                      "that 'dask scheduler' runs there, or leave out --scheduler to run on this machine")
+
+
+async def _handshake(address: str, timeout: float) -> None:
+    from distributed.comm import connect as open_comm
+
+    comm = await open_comm(address, timeout=timeout)
+    await comm.close()
+
+
+def _probe(address: str, timeout: float) -> None:
+    """A plain TCP connection, then Dask's handshake (``tcp://`` only), within ``timeout`` each
+    (module docstring)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+    except ValueError as error:
+        raise _unreachable(address, f"not an address: {error}; write tcp://HOST:8786") from None
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except socket.gaierror as error:
+        raise _unreachable(address, f"unknown host {host!r}: {error.strerror}") from None
+    except ConnectionRefusedError:
+        raise _unreachable(address, f"connection refused: nothing listens on port {port} of {host}") from None
+    except OSError as error:          # TimeoutError (no answer within the timeout), no route, ...
+        raise _unreachable(address, f"{type(error).__name__}: {error or f'no answer in {timeout:g} s'}") from None
+    if scheme != "tcp":
+        return                        # tls:// and others need the cluster's security settings: the client checks
+    with ThreadPoolExecutor(1) as thread:      # its own event loop, whatever loop the caller runs
+        try:
+            thread.submit(asyncio.run, _handshake(address, timeout)).result()
+        except Exception as error:    # garbage read as a frame length (MemoryError), a closed stream, ...
+            raise _unreachable(address, f"{host}:{port} answers but not as a Dask scheduler ("
+                               f"{type(error).__name__}: {str(error)[:120]})") from None
+
+
 def _remote(distributed, address: str, timeout: float) -> Cluster:
+    _probe(address, timeout)
     try:
         client = distributed.Client(address, timeout=timeout, set_as_default=False)
-    except Exception as error:     # OSError, TimeoutError, ValueError (a malformed address), ...
-        raise UsageError(f"--scheduler {address}: cannot reach the Dask scheduler ({type(error).__name__}: "
-                         f"{error}); check the address and that 'dask scheduler' runs there, or leave out "
-                         "--scheduler to run on this machine") from None
+    except Exception as error:     # the scheduler went away since the probe, ...
+        raise _unreachable(address, f"{type(error).__name__}: {error}") from None
     cluster = Cluster(client, address=address)
     try:
         client.wait_for_workers(1, timeout=timeout)
@@ -105,8 +151,12 @@ def _local(distributed, workers: int | None) -> Cluster:
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count < 1:
         raise UsageError(f"--workers {count}: give at least one worker")
+    # no dashboard; the scheduler's HTTP server (always started) on a free port, not 8787 (another
+    # cluster's, with a warning)
     local = distributed.LocalCluster(n_workers=count, threads_per_worker=1, processes=False,
-                                     dashboard_address=None, silence_logs=logging.ERROR)
+                                     dashboard_address=":0", scheduler_kwargs={"dashboard": False},
+                                     silence_logs=logging.ERROR)
+    own_sessions(True)                # the cell processes of these in-process workers: see cell_process
     return Cluster(distributed.Client(local, set_as_default=False), local=local, address=local.scheduler_address)
 
 
@@ -122,17 +172,23 @@ def connect(scheduler: str | None = None, workers: int | None = None,
         cluster = _remote(distributed, scheduler, connect_timeout) if scheduler else _local(distributed, workers)
         try:
             yield cluster
-        finally:
-            _close(cluster)
+        except BaseException:         # Ctrl-C, an error: the running cells are killed, not waited for
+            _close(cluster, kill=True)
+            raise
+        _close(cluster)
 
 
-def _close(cluster: Cluster) -> None:
+def _close(cluster: Cluster, kill: bool = False) -> None:
     if cluster.local is None:
         try:                          # the workers stay up; their cell processes need not
             cluster.client.run(close_cell_processes)
         except Exception as error:    # a worker already gone: nothing to close there
             log.debug("closing the workers' cell processes: %s", error)
+        cluster.client.close()
+        return
+    # first the cell processes: a worker thread waiting for a running cell's answer would
+    # keep the LocalCluster's close (and Python's exit) waiting until the cell's timeout
+    close_cell_processes(kill=kill)
+    own_sessions(False)
     cluster.client.close()
-    if cluster.local is not None:
-        cluster.local.close()
-        close_cell_processes()
+    cluster.local.close()

@@ -15,13 +15,16 @@ handles the sweep command's own run being open at the same time (WAL, short tran
 
 Resume: a cell counts as finished when a ``sweep-cell`` run with its configuration hash has
 status ok or failed (the latest one wins); an ``incomplete`` run (the client died while
-writing) is run again. A run's started / finished times are those of its recording.
+writing) is run again. A run's started / finished times are those of its recording; the
+git commit is read once per sweep (one ``git`` process per cell was a third of the engine's
+per-cell cost).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from ..runs.location import git_commit
 from ..runs.records import STATUS_FAILED, STATUS_OK, RunRecord
 from ..runs.store import RunStore
 from .cells import Cell
@@ -44,6 +47,7 @@ class CellRecorder:
     def __init__(self, store_path: Path, spec: SweepSpec, sweep_id: str):
         self.store = RunStore.open(store_path)
         self.spec, self.sweep_id = spec, sweep_id
+        self.git_commit = git_commit()
 
     def close(self) -> None:
         self.store.close()
@@ -65,7 +69,7 @@ class CellRecorder:
                 "attempts": str(result.attempts), "worker": result.worker or ""}
         run = self.store.begin(COMMAND, self._argv(cell), config=cell.config,
                                model=model.path if model is not None else None, target=cell.target_label,
-                               stage=",".join(cell.stages), tags=tags)
+                               stage=",".join(cell.stages), tags=tags, git_commit=self.git_commit)
         run.figures(result.figures)
         run.figure("cell_seconds", round(result.seconds, 6))
         for text in result.warnings:

@@ -21,23 +21,35 @@ from .cell_process import CellProcess
 _local = threading.local()
 _processes: list[CellProcess] = []
 _lock = threading.Lock()
+_own_sessions = [False]       # set by the client for its in-process LocalCluster (:func:`own_sessions`)
+
+
+def own_sessions(enabled: bool) -> None:
+    """Whether the cell processes started from now on lead sessions of their own: for the
+    workers of an in-process LocalCluster, which all share the client's session (a ``dask
+    worker`` has its own; its cell processes stay in it). :mod:`.cell_process` says why."""
+    _own_sessions[0] = enabled
 
 
 def _cell_process(cache: BlobCache) -> CellProcess:
     process = getattr(_local, "process", None)
     with _lock:
         if process is None or process not in _processes:     # first use, or closed since
-            process = _local.process = CellProcess(cache.folder / "logs")
+            process = _local.process = CellProcess(cache.folder / "logs", own_session=_own_sessions[0])
             _processes.append(process)
     return process
 
 
-def close_cell_processes() -> None:
-    """End every cell process this Python process started (the end of an in-process sweep)."""
+def close_cell_processes(kill: bool = False) -> None:
+    """End every cell process this Python process started (the end of an in-process sweep);
+    ``kill``: at once, a running cell too (an interrupted sweep)."""
     with _lock:
         processes, _processes[:] = list(_processes), []
     for process in processes:
-        process.close()
+        if kill:
+            process.kill()
+        else:
+            process.close()
 
 
 atexit.register(close_cell_processes)
