@@ -2,10 +2,12 @@
 input, sigmoid head, ONNX-default nearest Resize: ``tools/make_unet.py --segmentation``) with
 100 calibration samples, side by side with onnxruntime's ``quantize_static`` (QDQ, int8
 activations and per-channel int8 weights, its default MinMax calibration) on the same model
-and the same data, in one run; then ``mcudeploy validate`` of the result on 20 samples.
+and the same data, in one run; then ``mcudeploy validate`` of the result on 20 samples;
+with ``--qemu``, also ``mcudeploy generate`` and ``mcudeploy validate --on qemu-m55`` of the
+result on one sample (the generated C code, bit-exact with the integer reference or not).
 
     python benchmarks/quantize_scale_bench.py [--samples 100] [--validation 20] [--size 256]
-        [--repeats 1]                         -> results/quantize_scale.md / .json
+        [--repeats 1] [--qemu]                -> results/quantize_scale.md / .json
 
 Every measured command runs in its own child process (``python -c``: the CLI's ``main`` or
 ``quantize_static`` in-process), which reports its wall time and its peak resident set
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -110,9 +113,19 @@ def measure(arguments: argparse.Namespace, folder: Path) -> dict:
         runs.append({"repeat": repeat, "mcudeploy": ours, "onnxruntime": theirs})
     validation = run_child(CHILD_MCUDEPLOY, ["validate", str(model), "--quantized", str(folder / "ours.onnx"),
                                              "--data", str(data), "--per-layer"], folder)
-    return {"model": model.name, "size": arguments.size, "calibration_samples": arguments.samples,
-            "validation_samples": arguments.validation, "cpus": os.cpu_count(), "runs": runs,
-            "validate": validation}
+    result = {"model": model.name, "size": arguments.size, "calibration_samples": arguments.samples,
+              "validation_samples": arguments.validation, "cpus": os.cpu_count(), "runs": runs,
+              "validate": validation}
+    if arguments.qemu:
+        result["generate"] = run_child(CHILD_MCUDEPLOY, ["generate", str(folder / "ours.onnx"),
+                                                         "-o", str(folder / "c")], folder)
+        on_board = run_child(CHILD_MCUDEPLOY, ["validate", str(folder / "ours.onnx"), "--on", "qemu-m55",
+                                               "--data", str(data), "--samples", "1"], folder)
+        on_board["bit_exact"] = "bit-exact against the integer reference" in on_board["output"]
+        found = re.search(r"(\d+) instructions per inference", on_board["output"])
+        on_board["instructions"] = int(found.group(1)) if found else None
+        result["qemu_m55"] = on_board
+    return result
 
 
 def render(result: dict) -> str:
@@ -131,6 +144,15 @@ def render(result: dict) -> str:
     validation = result["validate"]
     lines += ["", f"`mcudeploy validate --per-layer` of the result on {result['validation_samples']} samples: "
               f"{validation['seconds']:.1f} s, peak RSS {validation['peak_rss_mb']:.0f} MB.", ""]
+    ratio = [run["mcudeploy"]["seconds"] / run["onnxruntime"]["seconds"] for run in result["runs"]]
+    lines += [f"Wall-time ratio mcudeploy / onnxruntime: {', '.join(f'{r:.2f}' for r in ratio)} "
+              "(the goal is at most 1.00).", ""]
+    if "qemu_m55" in result:
+        board = result["qemu_m55"]
+        lines += [f"`mcudeploy generate` of the result: {result['generate']['seconds']:.1f} s; "
+                  f"`mcudeploy validate --on qemu-m55` on 1 sample: "
+                  f"{'bit-exact' if board['bit_exact'] else 'NOT bit-exact'} with the integer reference, "
+                  f"{board['instructions']} instructions per inference, {board['seconds']:.0f} s.", ""]
     return "\n".join(lines)
 
 
@@ -140,13 +162,15 @@ def main() -> None:
     parser.add_argument("--validation", type=int, default=20)
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--qemu", action="store_true", help="also generate and validate --on qemu-m55")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="quantize-scale-") as folder:
         result = measure(arguments, Path(folder))
     for run in result["runs"]:
         for tool in ("mcudeploy", "onnxruntime"):
             run[tool].pop("output", None)
-    result["validate"].pop("output", None)
+    for key in ("validate", "generate", "qemu_m55"):
+        result.get(key, {}).pop("output", None)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "quantize_scale.json").write_text(json.dumps(result, indent=2) + "\n")
     (RESULTS / "quantize_scale.md").write_text(render(result))

@@ -49,6 +49,7 @@ def mnist_model(tmp_path_factory):
     return load_model(path), mnist.mnist_splits()
 
 
+@pytest.mark.slow        # the MNIST data set (module fixture) takes ~15 s to make
 def test_mnist_cnn_runs_in_tflite_micro_like_our_engine(mnist_model, tmp_path):
     graph, splits = mnist_model
     outcome = quantize_model(graph, list(splits.calibration_x[:40, None]), TFLITE)
@@ -117,6 +118,7 @@ def test_awkward_ops_run_in_tflite_micro_like_our_engine(tmp_path):
     assert {"Pad", "Conv"} <= {node.op for node in back.nodes}     # the shifted conv got an explicit PAD
 
 
+@pytest.mark.slow        # the MNIST data set (module fixture) takes ~15 s to make
 def test_cli_writes_a_tflite_file(mnist_model, tmp_path):
     graph, splits = mnist_model
     data = tmp_path / "calibration.npz"
@@ -131,6 +133,7 @@ def test_cli_writes_a_tflite_file(mnist_model, tmp_path):
                           _ours(written, samples).reshape(8, 1, 10))
 
 
+@pytest.mark.slow        # the MNIST data set (module fixture) takes ~15 s to make
 def test_what_tflite_cannot_express_is_refused_by_name(mnist_model):
     graph, splits = mnist_model
     calibration = list(splits.calibration_x[:8, None])
@@ -142,3 +145,20 @@ def test_what_tflite_cannot_express_is_refused_by_name(mnist_model):
                                                                   keep_float=(first_conv,))).graph
     with pytest.raises(UnsupportedError, match=f"mixed graph .*{first_conv}"):
         to_tflite(mixed)
+
+
+def test_int8_io_model_written_by_quantize_runs_in_tflite_micro_like_our_engine(tmp_path):
+    """``quantize --int8-io -o x.tflite`` of the bundled example: int8 in, int8 out, in
+    TFLite Micro exactly as in our engine."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "kws_cnn.onnx"
+    rng = np.random.default_rng(7)
+    np.savez(tmp_path / "calibration.npz", input=rng.normal(0, 1, (8, 1, 1, 49, 10)).astype(np.float32))
+    written = tmp_path / "kws_int8_io.tflite"
+    assert cli_main(["quantize", str(example), "--calib", str(tmp_path / "calibration.npz"), "--int8-io",
+                     "-o", str(written)]) == 0
+    graph = load_model(written)
+    assert graph.inputs[0].dtype == DType.INT8 and graph.outputs[0].dtype == DType.INT8
+    samples = rng.integers(-128, 128, (6, *graph.inputs[0].shape)).astype(np.int8)
+    expected = tflm_run(tflm_interpreter(written), samples)
+    assert expected.dtype == np.int8 and len(np.unique(expected)) > 5
+    assert np.array_equal(_ours(graph, samples).reshape(expected.shape), expected)

@@ -145,3 +145,30 @@ def test_uint8_float_models_bit_exact_with_tflite_micro(tmp_path, relative):
     for on in ("host", "qemu-m4"):
         got = run_generated(deployment, feeds, on).outputs[output]
         assert np.array_equal(_bits(got), _bits(expected)), on
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (HAVE_HOST and HAVE_TOOLCHAIN), reason="gcc / arm-none-eabi-gcc / qemu-system-arm missing")
+def test_uint8_float_ssd_head_with_keras_shape_arithmetic_bit_exact(tmp_path):
+    """The SSD-style head of ``test_ssd_head_end_to_end`` (``SHAPE -> STRIDED_SLICE -> PACK
+    -> RESHAPE`` per box / class tensor, two outputs) rewritten to uint8-in / float-out:
+    TFLite Micro, --engine int, host C and QEMU M4, every output."""
+    from test_ssd_head_end_to_end import ssd_head, tflm
+    path = tmp_path / "ssd_head_uint8_float.tflite"
+    path.write_bytes(_tool().uint8_float_io(ssd_head()))
+    graph = load_model(path)
+    value = graph.inputs[0]
+    assert value.dtype == DType.UINT8 and [v.dtype for v in graph.outputs] == [DType.FLOAT32] * 2
+    assert not {node.op for node in graph.nodes} & {"Slice", "Unsqueeze", "Cast"}     # shapes folded
+    samples = np.random.default_rng(4).integers(0, 256, (3, *value.shape)).astype(np.uint8)
+    interpreter = tflm.Interpreter.from_file(str(path))
+    expected = {v.name: tflm_run(interpreter, samples, index) for index, v in enumerate(graph.outputs)}
+    feeds = {value.name: samples}
+    results = {"int": run_int(graph, feeds, batch=True)}
+    deployment = deploy(graph)
+    for on in ("host", "qemu-m4"):
+        results[on] = run_generated(deployment, feeds, on).outputs
+    for engine, outputs in results.items():
+        for name, want in expected.items():
+            assert want.dtype == np.float32 and len(np.unique(want)) > 10
+            assert np.array_equal(_bits(np.asarray(outputs[name])), _bits(want)), (engine, name)

@@ -45,10 +45,17 @@ def test_single_input_takes_npy_and_one_key_npz(tmp_path):
     graph = int8_graph()
     data = np.array([[1, 2, 3], [4, 5, 6]], np.int8)
     np.save(tmp_path / "x.npy", data)
-    np.savez(tmp_path / "x.npz", whatever=data)
-    for name in ("x.npy", "x.npz"):
+    np.savez(tmp_path / "named.npz", x=data)
+    np.savez(tmp_path / "unnamed.npz", data)
+    for name in ("x.npy", "named.npz", "unnamed.npz"):
         samples = load_samples(tmp_path / name, graph)
         assert samples.arrays["x"].shape == (2, 1, 3) and samples.arrays["x"].dtype == np.int8
+
+
+def test_one_key_npz_under_another_name_is_refused_naming_it(tmp_path):
+    np.savez(tmp_path / "x.npz", whatever=np.zeros((2, 1, 3), np.int8))
+    with pytest.raises(DataError, match="arrays whatever do not match the model inputs x"):
+        load_samples(tmp_path / "x.npz", int8_graph())
 
 
 def test_random_samples_are_seeded_and_in_range():

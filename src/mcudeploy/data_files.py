@@ -17,7 +17,8 @@ Reading (:func:`read_arrays`): ``{key: array}`` (``""`` for a ``.npy``), every a
   the member.
 
 Matching (:func:`arrays_for_inputs`): a ``.npz`` keyed by input name holds exactly the
-model's inputs; a single-input model also takes a ``.npy`` or a one-array ``.npz``.
+model's inputs; a single-input model also takes a ``.npy`` or a one-array ``.npz`` saved
+without a name (``arr_0``). Any other key is refused, naming the keys and the inputs.
 
 The sample axis (:func:`check_array`): an input declared with shape ``S`` takes data of
 shape ``(N, *S)``; when ``S`` starts with a batch dimension of 1, ``(N, *S[1:])`` is
@@ -171,13 +172,18 @@ class Samples:
         return Samples({k: v[:count] for k, v in self.arrays.items()}, True, self.source)
 
 
+UNNAMED_KEY = "arr_0"        # numpy.savez(path, array): the one array saved without a name
+
+
 def arrays_for_inputs(path: str | Path, graph: Graph, what: str = "data file") -> dict[str, np.ndarray]:
     """The arrays of ``path`` by input name: a ``.npz`` keyed by input name (exactly the
-    model's inputs), or one array (``.npy``, or a one-array ``.npz``) for a single-input model."""
+    model's inputs), or one array (``.npy``, or a one-array ``.npz`` saved without a name,
+    key ``arr_0``) for a single-input model. A one-array ``.npz`` under another name is
+    refused, naming the key: it may be data for another model."""
     path = Path(path)
     names = [value.name for value in graph.inputs]
     arrays = read_arrays(path, what)
-    if len(arrays) == 1 and (len(names) == 1 or "" in arrays):
+    if len(arrays) == 1 and ("" in arrays or (len(names) == 1 and set(arrays) <= {names[0], UNNAMED_KEY})):
         if len(names) != 1:
             raise DataError(f"{path}: one array for a model with {len(names)} inputs "
                             f"({', '.join(names)}); give a .npz keyed by input name")

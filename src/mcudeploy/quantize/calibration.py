@@ -229,14 +229,13 @@ def _observe(graph: Graph, observed: dict[str, TensorObserver], histogram: bool,
     def visit(value, array: np.ndarray) -> None:
         if not np.issubdtype(array.dtype, np.floating):
             return
-        if not np.isfinite(array).all():
-            raise GraphError(f"{graph.name}: tensor {value.name!r} is NaN / Inf on calibration "
-                             f"sample {index}: the float model overflows (weights too large?) or "
-                             "divides by zero; it cannot be quantized")
         observer = observed.get(value.name)
         if observer is None:
             observer = observed[value.name] = TensorObserver(histogram)
-        observer.update(array)
+        if not observer.update(array):
+            raise GraphError(f"{graph.name}: tensor {value.name!r} is NaN / Inf on calibration "
+                             f"sample {index}: the float model overflows (weights too large?) or "
+                             "divides by zero; it cannot be quantized")
     return visit
 
 

@@ -70,15 +70,21 @@ class TensorObserver:
     def empty(self) -> bool:
         return self.count == 0
 
-    def update(self, array: np.ndarray) -> None:
+    def update(self, array: np.ndarray) -> bool:
+        """Observe ``array``; False (nothing observed) when it holds a NaN or an Inf: its
+        min or max is then not finite (NaN propagates through both), so no separate
+        finiteness pass over the values is needed."""
         flat = np.asarray(array).reshape(-1)
         if flat.size == 0:
-            return
+            return True
         low, high = float(flat.min()), float(flat.max())
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return False
         self.low, self.high = min(self.low, low), max(self.high, high)
         self.count += flat.size
         if self.histogram:
             self._add(flat.astype(np.float32, copy=False), max(abs(low), abs(high)))
+        return True
 
     def _add(self, flat: np.ndarray, peak: float) -> None:
         nonzero = flat[flat != 0]

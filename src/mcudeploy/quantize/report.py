@@ -88,6 +88,7 @@ class ReportEvaluation:
         nodes = {n.name: n for n in quantized.nodes}
         float_names = {v.name for v in source.values() if v.const is None}
         self.output_names = [v.name for v in source.outputs]
+        self.output_values = {v.name: values[v.name] for v in quantized.outputs if v.name in values}
         self.outputs = Agreement()
         self.layers: list[tuple[Node, str, Value, str, Agreement]] = []
         for node in source.nodes:
@@ -106,7 +107,9 @@ class ReportEvaluation:
 
     def add(self, float_capture: dict[str, np.ndarray], quantized_capture: dict[str, np.ndarray]) -> None:
         for name in self.output_names:
-            self.outputs.add(float_capture[name], quantized_capture[name])
+            value = self.output_values.get(name)   # an integer output (int8 I/O): its real values
+            array = quantized_capture[name]
+            self.outputs.add(float_capture[name], array if value is None else _as_real(value, array))
         for _, name, value, _, agreement in self.layers:
             if name in float_capture and value.name in quantized_capture:
                 agreement.add(float_capture[name], _as_real(value, quantized_capture[value.name]))

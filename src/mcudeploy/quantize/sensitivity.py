@@ -20,7 +20,7 @@ from ..ir import Graph
 from .apply import QuantizeOptions, quantize_graph
 from .metrics import Agreement
 from .progress import progress_bar
-from .simulate import batches, run_quantized, samples_per_batch
+from .simulate import batches, real_outputs, run_quantized, samples_per_batch
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class OutputScorer:
     def __call__(self, quantized: Graph) -> tuple[float, float]:
         agreement, start = Agreement(), 0
         for batch in batches(self.feeds, samples_per_batch(quantized)):
-            outputs = run_quantized(quantized, batch)
+            outputs = real_outputs(quantized, run_quantized(quantized, batch))
             count = next(iter(batch.values())).shape[0]
             for name in self.names:
                 agreement.add(self.reference[name][start:start + count], outputs[name])

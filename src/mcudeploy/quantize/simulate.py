@@ -5,7 +5,10 @@ bit-exact integer kernels (:mod:`mcudeploy.reference.int_kernels`, batched); nod
 run through the float kernels one sample at a time. A fully integer graph gives exactly what
 :func:`mcudeploy.reference.int_executor.run_int` gives.
 
-Feeds and results carry a leading batch axis: ``{name: (B, *declared_shape)}``. Long runs go
+Feeds and results carry a leading batch axis: ``{name: (B, *declared_shape)}``. A float feed
+for an integer graph input (a model quantized with ``int8_io``) is quantized with that
+input's parameters, ``clip(round_half_even(x / scale) + zero_point)``, as the entry
+QuantizeLinear of the float-I/O form would (:func:`integer_feeds`). Long runs go
 in batches of :func:`samples_per_batch` samples (:func:`batches`): as many as keep the
 integer kernels' working arrays (int64, eight times an int8 tensor) of every tensor of the
 batch within ``BATCH_BYTES``, at least one and at most ``MAX_BATCH``: batched numpy kernels
@@ -22,6 +25,7 @@ from ..ir import Graph, Node
 from ..reference import run_float
 from ..reference.float_executor import _last_uses
 from ..reference.float_kernels import get_kernel
+from ..reference.float_kernels.quant import quantize
 from ..reference.int_kernels import get_int_kernel
 
 INTEGER_EDGE_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -53,10 +57,33 @@ def _run_float_node(node: Node, inputs: list) -> list[np.ndarray]:
             for i, v in enumerate(node.outputs)]
 
 
+def integer_feeds(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``feeds`` with every float array for a quantized integer graph input quantized with
+    that input's parameters (module docstring); other feeds unchanged."""
+    inputs = {v.name: v for v in graph.inputs}
+    converted = {}
+    for name, array in feeds.items():
+        array, value = np.asarray(array), inputs.get(name)
+        if (value is not None and value.dtype.is_integer and value.quant is not None
+                and np.issubdtype(array.dtype, np.floating)):
+            array = quantize(array, value.quant, value.dtype.numpy)
+        converted[name] = array
+    return converted
+
+
+def real_outputs(graph: Graph, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``outputs`` with every quantized integer graph output dequantized (real values)."""
+    values = {v.name: v for v in graph.outputs}
+    return {name: (values[name].quant.dequantize(array)
+                   if name in values and values[name].dtype.is_integer and values[name].quant is not None
+                   else array)
+            for name, array in outputs.items()}
+
+
 def run_quantized(graph: Graph, feeds: dict[str, np.ndarray], *,
                   capture: bool = False) -> dict[str, np.ndarray]:
     """Graph outputs (or, with ``capture``, every tensor) for batched ``feeds``."""
-    env = {name: np.asarray(array) for name, array in feeds.items()}
+    env = integer_feeds(graph, feeds)
     freed = {} if capture else _last_uses(graph)
     for index, node in enumerate(graph.nodes):
         inputs = [_read(v, env) for v in node.inputs]

@@ -10,9 +10,16 @@ executed instruction; the harness reads SysTick (core clock, wraps counted by it
 interrupt) around each ``network_run`` and prints ``mcu_ticks N``; instructions =
 ``N * ns_per_tick`` of the board (:mod:`mcudeploy.codegen.boards`), repeatable run to run,
 to within one tick (40 or 31.25 instructions).
+
+A network whose data do not fit the board's RAM (the link fails with the region
+overflowing: a 256 x 256 U-Net's 8 MB arena on ``mps3-an547``'s 4 MB ISRAM) is linked again
+with RAM in the board's external RAM (DDR on ``mps3-an547``: :func:`link_in_external_ram`),
+with a log line saying so. QEMU models no memory timing, so the outputs and the
+instruction counts are those of the board with enough RAM.
 """
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from pathlib import Path
@@ -21,13 +28,24 @@ import numpy as np
 
 from ..codegen.boards import BOARDS
 from ..errors import UsageError
-from .c_runner import CRunResult, generate_for_run, read_outputs, run_command, work_folder, write_samples
+from ..mapping.mapper import node_macc
+from .c_runner import (
+    CodegenRunError,
+    CRunResult,
+    generate_for_run,
+    read_outputs,
+    run_command,
+    work_folder,
+    write_samples,
+)
 
+log = logging.getLogger(__name__)
 ENGINE_BOARDS = {"qemu-m4": "mps2-an386", "qemu-m55": "mps3-an547"}
 TOOLS = ("arm-none-eabi-gcc", "qemu-system-arm", "make")
 INSTALL_HINT = ("install the Cortex-M toolchain and emulator with tools/install_toolchain.sh "
                 "(Debian packages gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)")
 RUN_TIMEOUT_PER_SAMPLE = 120.0
+SLOWEST_MACC_PER_SECOND = 5e6   # emulated int8 MACC per second on a loaded 2-core host, with margin
 
 
 def require_toolchain(engine: str) -> None:
@@ -50,12 +68,54 @@ def build_board(project: Path, board_name: str, profile: bool = False) -> Path:
     return project / "build" / (f"{board_name}-profile" if profile else board_name) / "harness.elf"
 
 
-def run_elf(elf: Path, board_name: str, folder: Path, samples: int) -> str:
-    """Run ``elf`` on ``board_name`` with semihosting in ``folder``; its standard output."""
+RAM_OVERFLOW = re.compile(r"region .RAM. overflowed|will not fit in region .RAM.|"
+                          r"cannot move location counter backwards")
+RAM_LINE = re.compile(r"RAM \(rwx\)(\s*): ORIGIN = 0x[0-9A-Fa-f]+, LENGTH = \S+")
+EXTERNAL_LINE = re.compile(r"EXTERNAL \(rw\)(\s*): ORIGIN = (0x[0-9A-Fa-f]+), LENGTH = \S+")
+
+
+def link_in_external_ram(project: Path, board) -> bool:
+    """Rewrite ``boards/<board>.ld`` of ``project``: RAM becomes the upper half of the
+    board's external RAM, EXTERNAL its lower half (module docstring). False when the
+    board has no external RAM."""
+    if not board.external_base:
+        return False
+    script = project / "boards" / f"{board.name}.ld"
+    text = script.read_text()
+    half = _megabytes(board.external_size) // 2
+    text = RAM_LINE.sub(lambda m: f"RAM (rwx){m.group(1)}: ORIGIN = 0x{board.external_base + (half << 20):08X}, "
+                        f"LENGTH = {half}M", text, count=1)
+    text = EXTERNAL_LINE.sub(lambda m: f"EXTERNAL (rw){m.group(1)}: ORIGIN = {m.group(2)}, LENGTH = {half}M",
+                             text, count=1)
+    script.write_text(text)
+    return True
+
+
+def _megabytes(size: str) -> int:
+    return int(size.rstrip("M"))
+
+
+def build_board_fitting(project: Path, board) -> Path:
+    """:func:`build_board`, linked again in external RAM when the data overflow RAM."""
+    try:
+        return build_board(project, board.name)
+    except CodegenRunError as err:
+        if not RAM_OVERFLOW.search(str(err)) or not link_in_external_ram(project, board):
+            raise
+    log.info("the network's data do not fit the %s RAM (%s); for this QEMU run RAM is the board's "
+             "external RAM at 0x%08X (QEMU models no memory timing: outputs and instruction counts "
+             "are unchanged)", board.name, board.ram_size, board.external_base)
+    return build_board(project, board.name)
+
+
+def run_elf(elf: Path, board_name: str, folder: Path, samples: int, macc: int = 0) -> str:
+    """Run ``elf`` on ``board_name`` with semihosting in ``folder``; its standard output.
+    The time limit (a hang guard) grows with the samples and the network's ``macc``."""
     command = ["qemu-system-arm", "-M", board_name, "-semihosting", "-nographic", "-icount", "shift=0",
                "-monitor", "none", "-serial", "none", "-kernel", str(elf)]
+    per_sample = RUN_TIMEOUT_PER_SAMPLE + macc / SLOWEST_MACC_PER_SECOND
     return run_command(command, folder, f"running the generated code under QEMU {board_name}",
-                       timeout=30 + RUN_TIMEOUT_PER_SAMPLE * samples)
+                       timeout=30 + per_sample * samples)
 
 
 def instructions_from(output: str, ns_per_tick: float) -> list[int]:
@@ -80,14 +140,15 @@ def run_qemu(deployment, feeds: dict[str, np.ndarray], engine: str, *, keep: Pat
     graph = deployment.graph
     with work_folder(keep) as folder:
         project = generate_for_run(deployment, folder / "project")
-        elf = build_board(project, board.name)
+        elf = build_board_fitting(project, board)
         count = write_samples(graph, feeds, folder / "inputs.bin")
-        output = run_elf(elf, board.name, folder, count)
+        macc = sum(node_macc(node) for node in graph.nodes)
+        output = run_elf(elf, board.name, folder, count, macc)
         outputs = read_outputs(graph, folder / "outputs.bin", count)
         result = CRunResult(outputs, instructions_from(output, board.ns_per_tick),
                             project=project if keep is not None else None)
         if profile:
-            profiled = run_elf(build_board(project, board.name, profile=True), board.name, folder, count)
+            profiled = run_elf(build_board(project, board.name, profile=True), board.name, folder, count, macc)
             layers = len(deployment.plan.order) - len(deployment.plan.elided_nodes)
             result.layer_instructions = layer_instructions_from(profiled, board.ns_per_tick, layers)
         return result
