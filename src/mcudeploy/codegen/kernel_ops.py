@@ -143,6 +143,7 @@ def softmax(context: CallContext, call: KernelCall) -> None:
 @emitter("Sigmoid", "Tanh", sources=("smooth_step.c", "fixed_point_functions.c"))
 def smooth_step(context: CallContext, call: KernelCall) -> None:
     p, kind = context.params, suffix(context.node.outputs[0])
+    fields: tuple[int, ...]
     if kind == "s16":   # TFLM's interpolated sigmoid table, its own source file
         ctype, fields = "mcu_smooth_step_s16_quant", (p.input_multiplier, p.input_left_shift)
         call.sources = ("smooth_step_s16.c",)
