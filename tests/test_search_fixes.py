@@ -58,6 +58,21 @@ def test_channel_padding_is_exact_in_float(odd_unet):
         np.testing.assert_array_equal(before[name], after[name])
 
 
+def test_channel_padding_refuses_weights_computed_at_run_time():
+    """The producer to widen has runtime weights: a clear refusal, not an AttributeError."""
+    from mcudeploy.ir import DType, Graph, verify
+    graph = Graph("runtime_weights")
+    x = graph.add_input("x", DType.FLOAT32, (1, 4, 8, 8))
+    weights = graph.add_input("w", DType.FLOAT32, (6, 4, 1, 1))
+    y = graph.add_node("Conv", [x, weights], {"layout": "NCHW"}, name="conv1").outputs[0]
+    w2 = graph.add_constant("w2", np.ones((8, 6, 1, 1), np.float32))
+    graph.outputs = [graph.add_node("Conv", [y, w2], {"layout": "NCHW"}, name="conv2").outputs[0]]
+    verify(graph)
+    assert [c for _, c in unaligned(graph, 16)] == [6]
+    with pytest.raises(UnsupportedError, match="'w' is computed at run time"):
+        pad_channels(graph, 16)
+
+
 @pytest.mark.slow
 def test_channel_padding_is_bit_exact_in_int8(quantized_odd_unet):
     graph = deployable_graph(quantized_odd_unet.copy())

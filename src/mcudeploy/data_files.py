@@ -39,7 +39,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import numpy as np
 
@@ -57,7 +57,7 @@ _READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, s
                 SyntaxError, TypeError, KeyError)
 
 
-def _header(stream: BinaryIO, where: str) -> tuple[np.dtype, tuple[int, ...], bool]:
+def _header(stream: IO[bytes], where: str) -> tuple[np.dtype, tuple[int, ...], bool]:
     """``(dtype, shape, fortran_order)`` of the ``.npy`` array starting at ``stream``."""
     try:
         version = np.lib.format.read_magic(stream)
@@ -76,7 +76,7 @@ def _header(stream: BinaryIO, where: str) -> tuple[np.dtype, tuple[int, ...], bo
     return dtype, shape, bool(fortran)
 
 
-def _array(stream: BinaryIO, available: int, where: str, budget_used: int) -> tuple[np.ndarray, int]:
+def _array(stream: IO[bytes], available: int, where: str, budget_used: int) -> tuple[np.ndarray, int]:
     """Read one checked array whose header starts at ``stream``; ``available`` is the
     number of bytes from the header on (file or member size)."""
     start = stream.tell()

@@ -49,7 +49,7 @@ import numpy as np
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
-ArrayLike = np.ndarray | int
+ArrayLike = np.ndarray | np.generic | int | float
 
 
 def _int64(x: ArrayLike) -> np.ndarray:
@@ -282,7 +282,7 @@ _EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308
                (2, 39332535), (3, 720401), (4, 242))  # Q0.31 of exp(-2^k)
 
 
-def _fixed_mul(a: np.ndarray, b: ArrayLike) -> np.ndarray:
+def _fixed_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """gemmlowp ``FixedPoint * FixedPoint``: the raw result is ``srdhm(a, b)``
     (integer bits add up)."""
     return saturating_rounding_doubling_high_mul(a, b)
@@ -437,7 +437,8 @@ def quantized_activation_range(activation_min: float | None, activation_max: flo
 
 
 # -- int16 lookup tables (TFLite LUTPopulateInt16 / LUTLookup) ---------------------------------
-def lut_populate_int16(transform, input_scale: float, input_zero_point: int, output_scale: float,
+def lut_populate_int16(transform, input_scale: float | np.floating, input_zero_point: int,
+                       output_scale: float | np.floating,
                        output_zero_point: int) -> np.ndarray:
     """TFLite ``LUTPopulateInt16<float>``: a 513-entry int16 table of ``transform`` sampled at
     512 even steps over the int16 input range, everything in float32. Each entry is

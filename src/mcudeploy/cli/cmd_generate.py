@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     written = write_project(files, args.output, force=args.force)
     note_generation(written)
     console = make_console()
+    assert plan.placement is not None  # deploy() places the plan
     console.print(f"{args.output}: {len(written)} files; {len(plan.order)} layers, arena "
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))

@@ -104,7 +104,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str]) -> "Run":
     from ..runs.schema import RunStoreError
     from ..runs.store import RunStore
 
-    details = {"config": _config(args), "unhashed": UNHASHED_OPTIONS, "model": _path_option(args, "model"),
+    details: dict[str, Any] = {"config": _config(args), "unhashed": UNHASHED_OPTIONS, "model": _path_option(args, "model"),
                "target": _text_option(args, "target"), "stage": _text_option(args, "stage"),
                "tags": dict(_tag(text) for text in getattr(args, "tag", None) or []),
                "git_commit": None}   # known when the command ends

@@ -15,6 +15,7 @@ The fragment lists one output section per region for the board's linker script.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,9 @@ def _entries(arrays: list[ConstArray], target) -> tuple[list[dict], list[dict]]:
     """(arrays to define, same-bytes duplicates): an array equal to an earlier one in the same
     region (the per-tile copies of a tiled layer's requantization or kernel-layout arrays) is
     the earlier one under a second name (``#define`` in network_data.h), not a second copy."""
-    entries, duplicates, first = [], [], {}
+    entries: list[dict[str, Any]] = []
+    duplicates: list[dict[str, str]] = []
+    first: dict[tuple[str, str, bytes], str] = {}
     for array in arrays:
         values = np.ascontiguousarray(array.values.reshape(-1))
         key = (array.region, values.dtype.str, values.tobytes())

@@ -15,6 +15,7 @@ the inputs to their planned offsets, calls one runtime kernel per node in the pl
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
     weights_region = dict(plan.weights)
     nodes = {node.name: node for node in graph.nodes}
     symbols = IdentifierTable("layer", max_length=28)   # "layer3_conv2d_BiasAdd"
-    layers = []
+    layers: list[Layer] = []
 
     def pointer(value: Value) -> str:
         return constants[value.name] if value.const is not None else arena.tensor(value)
@@ -132,7 +133,7 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
         by_value = {node.inputs[i].name: symbol for i, symbol in replaced.items()
                     if i < len(node.inputs) and node.inputs[i] is not None}
         context = CallContext(node, params[name], symbol,
-                              (lambda value, by_value=by_value: by_value.get(value.name) or pointer(value)),
+                              _pointer_with(by_value, pointer),
                               region or next(iter(sorted(set(weights_region.values()))), "FLASH"), scratch,
                               overrides=dict(replaced))
         call = _with_variant(emit_call(context), deployment.kernels.variant(node), symbol)
@@ -158,6 +159,11 @@ def _edge_note(value: Value) -> str:
     return ""
 
 
+def _pointer_with(by_value: dict[str, str], pointer: Callable[[Value], str]) -> Callable[[Value], str]:
+    """``pointer``, except for the tensors ``by_value`` names (a layer's overridden inputs)."""
+    return lambda value: by_value.get(value.name) or pointer(value)
+
+
 def _tensor_info(value: Value, arena: Arena) -> dict:
     quant = value.quant
     if len(value.shape) > MAX_RANK:
@@ -172,8 +178,8 @@ def _tensor_info(value: Value, arena: Arena) -> dict:
     return {"name": string_literal(value.name), "comment": comment_text(value.name),
             "rank": len(value.shape), "shape": list(value.shape) + [0] * (MAX_RANK - len(value.shape)),
             "dtype": DTYPE_ENUM[str(value.dtype)], "ctype": c_type(value.dtype.numpy),
-            "scale": c_float(quant.scale.reshape(-1)[0]) if per_tensor else "0.0f",
-            "zero_point": int(quant.zero_point.reshape(-1)[0]) if per_tensor else 0,
+            "scale": c_float(quant.scale.reshape(-1)[0]) if per_tensor and quant is not None else "0.0f",
+            "zero_point": int(quant.zero_point.reshape(-1)[0]) if per_tensor and quant is not None else 0,
             "description": comment_text(f"{value.type_str()}, {meaning}{_edge_note(value)}"),
             "bytes": value.nbytes, "address": arena.address(arena.plan.tensors[value.name])}
 

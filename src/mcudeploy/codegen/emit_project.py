@@ -20,6 +20,7 @@ from __future__ import annotations
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class ProjectOptions:
     trustzone: bool = False
 
 
-def runtime_files(sources: list[str], headers: list[str] = ()) -> dict[str, str]:
+def runtime_files(sources: list[str], headers: Sequence[str] = ()) -> dict[str, str]:
     """The runtime headers (plus ``headers``, relative to ``runtime/``: the kernel variants')
     and the given ``src/*.c`` files, copied verbatim.
 

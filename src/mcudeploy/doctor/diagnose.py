@@ -67,7 +67,7 @@ def diagnose(text: str, exit_code: int | None = None, entries: tuple[Entry, ...]
             else:
                 found[entry.id] = Diagnosis(entry, line, number, values)
     if not found and exit_code not in (None, 0):
-        entry = next((e for e in entries if exit_code in e.exit_codes), None)
-        if entry is not None:
-            return [Diagnosis(entry, f"exit code {exit_code}", 0, matched_by="exit code")]
+        by_exit_code = next((e for e in entries if exit_code in e.exit_codes), None)
+        if by_exit_code is not None:
+            return [Diagnosis(by_exit_code, f"exit code {exit_code}", 0, matched_by="exit code")]
     return sorted(found.values(), key=lambda d: d.line_number)

@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def _resolve_model(text: str, folder: Path, models_root: Path | None) -> Path | 
     return None
 
 
-def _latency(text: str, line: int, source: str) -> float:
+def _latency(text: Any, line: int, source: str) -> float:
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -224,7 +225,7 @@ def fit_factors(rows: list[Row], iterations: int = 40) -> Factors:
     labels = sorted({r.label for r in rows})
     classes = sorted({(framework_of(r.label), group) for r in rows for group, cycles in r.work_by_class.items()
                       if group and cycles})
-    index_of = {**{("core", f): i for i, f in enumerate(families)},
+    index_of: dict[tuple[str, object], int] = {**{("core", f): i for i, f in enumerate(families)},
                 **{("label", name): len(families) + i for i, name in enumerate(labels)},
                 **{("class", c): len(families) + len(labels) + i for i, c in enumerate(classes)}}
     prior = np.concatenate([np.full(len(families), 1 / CORE_PRIOR_SPREAD), np.full(len(labels), 1 / LABEL_PRIOR_SPREAD),

@@ -27,7 +27,7 @@ from .traffic import accesses_of
 
 def bound_of(compute: float, memory: float, overhead: float) -> str:
     terms = {"compute": compute, "memory": memory, "overhead": overhead}
-    return max(terms, key=terms.get)
+    return max(terms, key=terms.__getitem__)
 
 
 def _byte_counts(accesses) -> tuple[dict[str, int], dict[str, int]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..targets import MemoryRegion, Target, TargetError
@@ -35,6 +36,9 @@ from .overlay import Overlay, load_overlay
 from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile
 from .records import Estimate, LayerCost
 
+if TYPE_CHECKING:
+    from ..plan.memory_plan import MemoryPlan
+
 ON_CHIP_NPU_SCALES = ("sram",)     # region kinds clocked with the NPU (bytes per cycle kept)
 
 
@@ -42,7 +46,7 @@ ON_CHIP_NPU_SCALES = ("sram",)     # region kinds clocked with the NPU (bytes pe
 class Setting:
     """Everything the layer models read, resolved once per estimate."""
     target: Target
-    plan: object
+    plan: MemoryPlan
     variants: dict[str, str]
     core_model: CoreModel
     profile: RuntimeProfile
@@ -64,12 +68,16 @@ class Setting:
         if value.is_constant:
             return self.plan.weights.get(value.name, "")
         placement = self.plan.tensors.get(value.name)
-        return placement.region if placement is not None else self.plan.placement.home_region
+        if placement is not None:
+            return placement.region
+        assert self.plan.placement is not None  # a deployment's plan is placed (with_placement)
+        return self.plan.placement.home_region
 
     def npu_bytes_per_cycle(self, name: str) -> float:
         region = self.regions.get(name)
         if region is None:
             return math.inf
+        assert self.target.npu is not None and self.npu_clock_hz is not None  # asked for NPU targets only
         if region.byte_width and region.freq_ratio:
             per_cycle = region.byte_width / region.freq_ratio
             return per_cycle if region.kind in ON_CHIP_NPU_SCALES else per_cycle * self.target.npu.clock_hz / self.npu_clock_hz
@@ -208,6 +216,7 @@ def _overhead(deployment, setting: Setting, layers: list[LayerCost]) -> tuple[fl
     instructions = max(0.0, instructions)
     total = instructions * per_instruction * setting.scale / setting.core_clock_hz * 1e6
     if any(layer.device == "npu" for layer in layers):
+        assert setting.target.npu is not None  # NPU layers exist on NPU targets only
         total += setting.target.npu.run_overhead_us
     return total, instructions
 

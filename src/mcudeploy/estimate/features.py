@@ -90,7 +90,7 @@ def _valid(out_size: int, stride: int, pad: int, dilation: int, kernel: int, siz
     return total
 
 
-def window_features(x: Value, out: Value, kernel: tuple[int, int], strides, pads, dilations,
+def window_features(x: Value, out: Value, kernel: tuple[int, ...], strides, pads, dilations,
                     channels_per_group: int, per_channel: bool | None = None) -> dict[str, float]:
     """Features of a window kernel over NHWC (module docstring). ``per_channel``: a depthwise or
     pooling kernel (default: one channel per group), else a dense conv (also with C = 1)."""
@@ -135,7 +135,7 @@ def window_features(x: Value, out: Value, kernel: tuple[int, int], strides, pads
 
 def matrix_blocks(pixels: int, channels: int, depth: int, channels_per_group: int) -> dict[str, float]:
     """Blocked-kernel features (module docstring) of ``pixels`` x ``channels`` x ``depth``."""
-    features = {"im2col_aligned": pixels * depth if channels_per_group % 4 == 0 else 0,
+    features: dict[str, float] = {"im2col_aligned": pixels * depth if channels_per_group % 4 == 0 else 0,
                 "im2col_unaligned": pixels * depth if channels_per_group % 4 else 0}
     for block_p, block_c, block_k in BLOCKS:
         prefix = f"b{block_p}{block_c}{block_k}_"
@@ -153,7 +153,7 @@ def matrix_blocks(pixels: int, channels: int, depth: int, channels_per_group: in
 def depthwise_3x3_split(rows: int, width: int, channels: int, window_taps: int, is_3x3: bool) -> dict[str, float]:
     """Kernels with a special 3x3 path (a row band, pixel pairs) and a generic one: the counts
     of each path, zero for the path not taken."""
-    features = {}
+    features: dict[str, float] = {}
     for lanes in DEPTHWISE_LANES:
         groups = math.ceil(channels / lanes)
         features.update({f"dw{lanes}_band_rows": rows * groups if is_3x3 else 0,
@@ -165,7 +165,7 @@ def depthwise_3x3_split(rows: int, width: int, channels: int, window_taps: int, 
 def depthwise_blocks(pixels: int, channels: int, taps_per_channel: int, kernel_taps: int) -> dict[str, float]:
     """``b`` channels per word / vector: per pixel and group, per in-bounds tap (``iters``) or per
     tap of the whole window (``window``: kernels that pad the field first), the ``C mod b`` tail."""
-    features = {}
+    features: dict[str, float] = {}
     for lanes in DEPTHWISE_LANES:
         groups = math.ceil(channels / lanes)
         features.update({f"dw{lanes}_groups": pixels * groups, f"dw{lanes}_iters": taps_per_channel * groups,

@@ -53,7 +53,7 @@ def _suffix(node: Node) -> str:
 
 def mcudeploy_kernel(node: Node) -> str | None:
     if node.op == "Conv":
-        family = "depthwise_conv2d" if is_depthwise(node) else "conv2d"
+        family: str | None = "depthwise_conv2d" if is_depthwise(node) else "conv2d"
     else:
         family = MCUDEPLOY_FAMILIES.get(node.op)
     return None if family is None else family + _suffix(node)

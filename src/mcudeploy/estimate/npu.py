@@ -144,7 +144,7 @@ def _memory_terms(streams: list[Stream], setting) -> tuple[float, dict[str, floa
 
 def _cause(cost: LayerCost, head: Node, per_region: dict, terms: dict, setting) -> str:
     npu = setting.target.npu
-    slowest = max(terms, key=terms.get) if terms else ""
+    slowest = max(terms, key=terms.__getitem__) if terms else ""
     if cost.bound == "memory" and slowest:
         detail = npu_memory_detail(slowest, per_region[slowest], setting.npu_bytes_per_cycle(slowest),
                                    setting.npu_clock_hz)

@@ -53,7 +53,7 @@ def summary_lines(estimate: Estimate) -> list[str]:
 
 def layer_rows(estimate: Estimate) -> list[tuple[str, ...]]:
     total = estimate.latency_us or 1.0
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for index, layer in enumerate(estimate.layers):
         moved = ", ".join(f"{region} {size_text(count)}" for region, count in sorted(layer.bytes_moved.items()) if count)
         time = time_text(layer.time_us) if layer.known else "unknown"

@@ -8,15 +8,18 @@ A fused activation (``activation_min`` / ``activation_max``) becomes a Relu or a
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node
 
+if TYPE_CHECKING:
+    from .onnx_qdq import OnnxWriter
+
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
-Writer = Callable[["OnnxWriter", Node, list], list]  # noqa: F821  (forward reference)
+Writer = Callable[["OnnxWriter", Node, list], list]
 WRITERS: dict[str, Writer] = {}
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx import helper, numpy_helper
 
@@ -50,7 +51,7 @@ class OnnxWriter:
         self.names.add(name)
         return name
 
-    def initializer(self, base: str, array: np.ndarray) -> str:
+    def initializer(self, base: str, array: npt.ArrayLike) -> str:
         name = self.fresh(base)
         self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
         return name
@@ -73,18 +74,20 @@ class OnnxWriter:
         zero = quant.zero_point.astype(dtype) if per_axis else np.asarray(quant.zero_point[0], dtype)
         names = [self.initializer(f"{base}_scale", scale), self.initializer(f"{base}_zero_point", zero)]
         attrs = {}
-        if per_axis:
+        if per_axis and quant.axis is not None:   # (per_axis implies an axis)
             axis = quant.axis % rank
             attrs["axis"] = permutation.index(axis) if permutation else axis
         return names, attrs
 
     def dequantize(self, source: str, value: Value, output: str | None = None,
                    permutation: tuple | None = None) -> str:
+        assert value.quant is not None  # callers pass quantized values only
         params, attrs = self._params(value.name, value.quant, value.dtype.numpy, value.rank, permutation)
         return self.emit("DequantizeLinear", [source] + params, f"{value.name}_dq",
                          output=output, **attrs)
 
     def quantize(self, source: str, value: Value, output: str) -> str:
+        assert value.quant is not None  # callers pass quantized values only
         if value.quant.axis is not None and value.quant.scale.size > 1:
             raise UnsupportedError(f"tensor {value.name!r} is quantized per channel at run time; "
                                    "only constants can be")
@@ -118,6 +121,7 @@ class OnnxWriter:
 
 def _dequantize_array(value: Value, array: np.ndarray, permutation: tuple | None) -> np.ndarray:
     quant = value.quant
+    assert quant is not None  # the caller checks it
     if permutation is not None and quant.axis is not None:
         quant = QuantParams(quant.scale, quant.zero_point, permutation.index(quant.axis % value.rank))
     return quant.dequantize(array)

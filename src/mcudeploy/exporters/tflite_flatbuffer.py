@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import flatbuffers
 import numpy as np
+import numpy.typing as npt
 import tflite
 
 FILE_IDENTIFIER = b"TFL3"
@@ -77,7 +78,7 @@ def camel(name: str) -> str:
     return "".join(part.capitalize() if not part[0].isdigit() else part.upper() for part in name.split("_"))
 
 
-def _vector(builder: flatbuffers.Builder, values: Sequence, dtype: str) -> int:
+def _vector(builder: flatbuffers.Builder, values: npt.ArrayLike, dtype: npt.DTypeLike) -> int:
     return builder.CreateNumpyVector(np.asarray(values, dtype=dtype))
 
 
@@ -106,6 +107,7 @@ def _options(builder: flatbuffers.Builder, table: str, options: dict[str, Any]) 
 
 
 def _quantization(builder: flatbuffers.Builder, tensor: FlatTensor) -> int:
+    assert tensor.scale is not None and tensor.zero_point is not None  # a quantized tensor (the caller checks)
     scale = _vector(builder, tensor.scale, "float32")
     zero_point = _vector(builder, tensor.zero_point, "int64")
     tflite.QuantizationParametersStart(builder)
@@ -143,6 +145,7 @@ def _operator(builder: flatbuffers.Builder, operator: FlatOperator) -> int:
     tflite.OperatorAddInputs(builder, inputs)
     tflite.OperatorAddOutputs(builder, outputs)
     if options is not None:
+        assert operator.options_table is not None  # options are written only with their table
         tflite.OperatorAddBuiltinOptionsType(builder, getattr(tflite.BuiltinOptions, operator.options_table))
         tflite.OperatorAddBuiltinOptions(builder, options)
     if custom is not None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import numpy.typing as npt
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.Padding import Padding
 from tflite.utils import BUILTIN_OPCODE2NAME
@@ -103,7 +104,7 @@ class TfliteBuilder:
             self.indices[value.name] = index
         return index
 
-    def constant(self, base: str, array: np.ndarray, dtype: str = "int32") -> int:
+    def constant(self, base: str, array: npt.ArrayLike, dtype: str = "int32") -> int:
         """A new constant tensor (shape arguments: sizes, paddings, permutations, axes)."""
         array = np.asarray(array, dtype=dtype)
         return self._add(self.fresh(base), array.shape, dtype, array, None, None, 0)
@@ -143,7 +144,7 @@ class TfliteBuilder:
 
 def activation(node: Node) -> int:
     """TFLite's fused activation for the node's clamp attributes."""
-    key = (node.attrs.get("activation_min"), node.attrs.get("activation_max"))
+    key: tuple[float | None, ...] = (node.attrs.get("activation_min"), node.attrs.get("activation_max"))
     key = tuple(None if bound is None else float(bound) for bound in key)
     if key not in ACTIVATIONS:
         raise UnsupportedError(f"{_where(node)}: the fused clamp [{key[0]}, {key[1]}] is none of TFLite's "

@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .registry import get_op
 from .value import Value
@@ -42,7 +42,7 @@ class Node:
         ``Value`` because an op's required inputs are always present (the verifier checks
         it) and code indexes them by position. Read an optional input with :meth:`input`,
         typed ``Value | None``, so the type checker makes the caller handle its absence."""
-        return tuple(self._inputs)  # type: ignore[arg-type]  (None only at optional positions)
+        return cast("tuple[Value, ...]", tuple(self._inputs))  # None only at optional positions
 
     @property
     def outputs(self) -> tuple[Value, ...]:

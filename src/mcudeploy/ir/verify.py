@@ -47,6 +47,7 @@ def _check_value(value: Value, problems: list[str]) -> None:
 def _check_quant(value: Value, problems: list[str]) -> None:
     """Scales positive, finite and within [MIN_SCALE, MAX_SCALE]; integer zero points
     within the value's dtype (int8 [-128, 127], ...)."""
+    assert value.quant is not None  # the caller checks it
     scale = value.quant.scale.astype(np.float64)
     bad = ~(np.isfinite(scale) & (scale >= MIN_SCALE) & (scale <= MAX_SCALE))
     if bad.any():

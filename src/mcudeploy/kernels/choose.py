@@ -44,6 +44,7 @@ class KernelSelection:
         if variant.overlap == "none":
             return f"kernel variant {variant.name} does not allow overlap"
         if variant.overlap == "proved":
+            assert variant.overlap_proof is not None  # KernelVariant checks that they go together
             return variant.overlap_proof(node, value)
         distance = reference_distance(node, value)
         if variant.overlap == "in-place" and distance != 0:

@@ -106,7 +106,9 @@ def depthwise_accepts(node: Node) -> str | None:
 
 
 def depthwise_constants(node: Node, params) -> dict[int, np.ndarray]:
-    return {1: depthwise_groups(node.inputs[1].const)}
+    weights = node.inputs[1].const
+    assert weights is not None  # int8_refusal accepts constant weights only
+    return {1: depthwise_groups(weights)}
 
 
 DSP_CONV = register(KernelVariant(

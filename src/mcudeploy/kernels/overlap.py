@@ -122,7 +122,7 @@ def window_distance(value: Value, output: Value, stride: tuple, pad: tuple, dila
     low = first_read_bytes(value, output, stride, pad, dilation, kernel)
     suffix_low = np.minimum.accumulate(low[::-1])[::-1]
     write_end = (np.arange(low.size, dtype=np.int64) + 1) * out_channels * output.dtype.itemsize
-    return int(max(0, np.max(write_end - suffix_low)))
+    return max(0, int(np.max(write_end - suffix_low)))
 
 
 @proof("Conv")
@@ -131,7 +131,7 @@ def conv_proof(node: Node, value: Value) -> int | str:
     refusal = nhwc_check(node, value)
     if refusal:
         return refusal
-    weights = node.input(1)
+    weights = node.inputs[1]
     kernel = tuple(weights.shape[1:3])
     attrs = node.attrs
     return window_distance(value, node.outputs[0], attrs["strides"], attrs["pads"][:2], attrs["dilations"],

@@ -48,7 +48,7 @@ def conv_block_proof(block: int, reads_first: bool):
             return refusal
         attrs = node.attrs
         return blocked_window_distance(value, node.outputs[0], attrs["strides"], attrs["pads"][:2],
-                                       attrs["dilations"], tuple(node.input(1).shape[1:3]), block, reads_first)
+                                       attrs["dilations"], tuple(node.inputs[1].shape[1:3]), block, reads_first)
     proof.__doc__ = (f"Conv variant writing {block}-pixel blocks"
                      f"{' after reading their fields' if reads_first else ''} (module docstring).")
     return proof

@@ -52,6 +52,7 @@ def int8_refusal(node: Node) -> str | None:
 def weight_rows(node: Node) -> np.ndarray:
     """The weights as ``[O, K]`` int8 rows (conv ``[O, kH, kW, C/g]``, fully connected ``[N, K]``)."""
     weights = node.inputs[1].const
+    assert weights is not None  # int8_refusal accepts constant weights only
     return np.ascontiguousarray(weights.reshape(weights.shape[0], -1), dtype=np.int8)
 
 
@@ -59,6 +60,7 @@ def bias_values(node: Node, channels: int) -> np.ndarray:
     bias = node.input(2) if len(node.inputs) > 2 else None
     if bias is None:
         return np.zeros(channels, dtype=np.int64)
+    assert bias.const is not None  # int8_refusal accepts a constant bias only
     return bias.const.reshape(-1).astype(np.int64)
 
 

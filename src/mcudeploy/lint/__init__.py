@@ -54,10 +54,10 @@ def lint_graph(graph: Graph, target: Target, *, force_cpu: Iterable[str] = (),
     selected = [RULES[name] for name in names]
     findings = [finding for entry in selected for finding in entry.check(context)]
     position = {name: index for index, name in enumerate(context.order)}
-    input_names = {v.name for v in [*graph.inputs, *context.source.inputs]}
+    input_names = {v.name for v in [*graph.inputs, *context.source_graph.inputs]}
     findings.sort(key=lambda f: (f.rank, -1 if f.node in input_names or f.node is None
                                  else position.get(f.node, len(position)), f.rule))
-    name = str(context.source.metadata.get("path", graph.name))
+    name = str(context.source_graph.metadata.get("path", graph.name))
     return LintReport(name, target, mapping, findings)
 
 

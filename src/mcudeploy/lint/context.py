@@ -31,6 +31,12 @@ class LintContext:
             self.source = self.graph
         self.order = {node.name: index for index, node in enumerate(self.graph.nodes)}
 
+    @property
+    def source_graph(self) -> Graph:
+        """``source``, which ``__post_init__`` sets (to ``graph`` when none is given)."""
+        assert self.source is not None
+        return self.source
+
     def layout_of(self, value: Value) -> str | None:
         """``NCHW`` / ``NHWC`` of a rank-4 tensor: its annotation, else the ``layout``
         attribute of a spatial op that produces or reads it, else ``None``."""

@@ -18,7 +18,7 @@ LAYOUT_CHANGERS = ("Transpose", "Reshape", "Cast")
 
 @rule("unfoldable-batchnorm", "BatchNormalization that cannot be folded into a Conv / Gemm")
 def unfoldable_batchnorm(context: LintContext) -> Iterator[Finding]:
-    for node in context.source.nodes:
+    for node in context.source_graph.nodes:
         if node.op != "BatchNormalization":
             continue
         blocker = context.fold_blocker(node)
@@ -37,7 +37,7 @@ def unfoldable_batchnorm(context: LintContext) -> Iterator[Finding]:
 
 @rule("dropout-left-in", "Dropout nodes left in an inference graph")
 def dropout_left_in(context: LintContext) -> Iterator[Finding]:
-    for node in context.source.nodes:
+    for node in context.source_graph.nodes:
         if node.op == "Dropout":
             yield Finding(
                 "dropout-left-in", "warning", node.name,
@@ -84,6 +84,7 @@ def large_kernel_deep(context: LintContext) -> Iterator[Finding]:
     convolutions = [n for n in context.graph.nodes if n.op in ("Conv", "ConvTranspose")]
     for node in convolutions[1:]:  # the first layer may use a large kernel on purpose
         size = window(node)
+        assert size is not None  # a convolution has a window
         if max(size) < 5 or node.inputs[0] in context.graph.inputs:
             continue
         k = max(size)
@@ -138,7 +139,7 @@ def _dynamic_entries(metadata: dict) -> list[tuple[bool, str]]:
 def dynamic_shape(context: LintContext) -> Iterator[Finding]:
     # A dynamic batch fixed to 1 is what nearly every exported model has and what an MCU
     # runs: worth knowing (info), not a warning. Any other fixed dimension is a warning.
-    for batch_of_one, text in _dynamic_entries(context.source.metadata):
+    for batch_of_one, text in _dynamic_entries(context.source_graph.metadata):
         yield Finding(
             "dynamic-shape", "info" if batch_of_one else "warning", None,
             f"the model declares a dynamic dimension: {text}",

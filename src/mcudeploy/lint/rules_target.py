@@ -81,7 +81,7 @@ def _input_layout(value: Value, context: LintContext) -> str | None:
 def nchw_input(context: LintContext) -> Iterator[Finding]:
     if context.target.layout != "NHWC":
         return
-    for value in context.source.inputs:
+    for value in context.source_graph.inputs:
         if _input_layout(value, context) != "NCHW" or value.shape[1] == 1:
             continue  # one channel: NCHW and NHWC are the same bytes
         yield Finding(
@@ -146,6 +146,7 @@ def npu_fallback(context: LintContext) -> Iterator[Finding]:
 def _float_summary(floats: list, context: LintContext) -> Finding:
     """One finding for every node kept off the NPU only because it computes in float."""
     npu, mapping = context.target.npu, context.mapping
+    assert npu is not None  # nodes fall back from the NPU of an NPU target only
     macc = sum(p.macc for p in floats)
     names = ", ".join(repr(p.node) for p in floats[:5]) + (", ..." if len(floats) > 5 else "")
     share = macc / mapping.total_macc if mapping.total_macc else 0.0

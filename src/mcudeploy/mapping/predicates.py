@@ -70,7 +70,7 @@ def channel_count(value: Value, layout: str) -> int | None:
     return value.shape[1] if layout == "NCHW" else value.shape[3]
 
 
-def window(node: Node) -> tuple[int, int] | None:
+def window(node: Node) -> tuple[int, ...] | None:
     """The (kH, kW) of a convolution or pooling node, else ``None``."""
     if node.op in ("MaxPool", "AveragePool"):
         return tuple(node.attrs["kernel_shape"])

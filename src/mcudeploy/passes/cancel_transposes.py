@@ -35,6 +35,7 @@ def make_reshape(node: Node) -> None:
 def _fold_constant(graph: Graph, node: Node) -> bool:
     source, old = node.inputs[0], node.outputs[0]
     perm = node.attrs["perm"]
+    assert source.const is not None  # the caller folds only constant sources
     array = source.const.transpose(perm).copy() if source.rank else source.const
     constant = Value(old.name, old.dtype, old.shape, const=array,
                      quant=old.quant or permute_quant(source.quant, perm), layout=old.layout)
@@ -45,6 +46,7 @@ def _fold_constant(graph: Graph, node: Node) -> bool:
 
 def _compose(graph: Graph, node: Node) -> bool:
     inner = node.inputs[0].producer
+    assert inner is not None  # the caller composes only Transpose after Transpose
     node.attrs = {"perm": compose(inner.attrs["perm"], node.attrs["perm"])}
     node.set_input(0, inner.inputs[0])
     remove_if_dead(graph, inner)

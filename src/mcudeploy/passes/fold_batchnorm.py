@@ -38,9 +38,10 @@ FOLDABLE_PRODUCERS = ("Conv", "ConvTranspose", "Gemm")
 def bn_scale_shift(bn: Node) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(s, mean, beta)`` in float64 if all BN parameters are float constants."""
     params = bn.inputs[1:5]
-    if any(v is None or not v.is_constant or not v.dtype.is_float for v in params):
+    arrays = [v.const for v in params if v is not None and v.const is not None and v.dtype.is_float]
+    if len(arrays) != len(params):
         return None
-    gamma, beta, mean, var = (v.const.astype(np.float64) for v in params)
+    gamma, beta, mean, var = (array.astype(np.float64) for array in arrays)
     return gamma / np.sqrt(var + bn.attrs["epsilon"]), mean, beta
 
 
@@ -56,6 +57,7 @@ def _float_constant(value: Value | None) -> bool:
 def _weight_scale(producer: Node, scale: np.ndarray) -> np.ndarray:
     """``scale`` broadcast onto the weight tensor's shape (see the module docstring)."""
     weights = producer.inputs[1].const
+    assert weights is not None  # _can_fold checked it
     if producer.op == "Gemm":
         return scale[None, :] if producer.attrs["transB"] == 0 else scale[:, None]
     if producer.op == "ConvTranspose" and producer.attrs["layout"] == "NCHW":
@@ -85,14 +87,16 @@ def _can_fold(graph: Graph, producer: Node | None, bn: Node) -> bool:
 def _fold(graph: Graph, producer: Node, bn: Node, params) -> None:
     scale, mean, beta = params
     weights = producer.inputs[1].const
+    assert weights is not None  # _can_fold checked it
     new_weights = (weights.astype(np.float64) * _weight_scale(producer, scale)).astype(np.float32)
     replace_constant(graph, producer, 1, new_weights, suffix="bnfold")
     bias = producer.input(2)
+    bias_array = None if bias is None else bias.const  # a float constant (checked by _can_fold)
     if producer.op == "Gemm":
-        old_bias = 0.0 if bias is None else producer.attrs["beta"] * bias.const.astype(np.float64)
+        old_bias = 0.0 if bias_array is None else producer.attrs["beta"] * bias_array.astype(np.float64)
         producer.attrs["beta"] = 1.0
     else:
-        old_bias = 0.0 if bias is None else bias.const.astype(np.float64)
+        old_bias = 0.0 if bias_array is None else bias_array.astype(np.float64)
     new_bias = ((old_bias - mean) * scale + beta).astype(np.float32)
     replace_constant(graph, producer, 2, new_bias, suffix="bnfold")
     absorb_into_producer(graph, producer, bn)
@@ -128,7 +132,7 @@ class FoldBatchNorm:
             if params is None:
                 continue
             producer = bn.inputs[0].producer
-            if _can_fold(graph, producer, bn):
+            if producer is not None and _can_fold(graph, producer, bn):
                 _fold(graph, producer, bn, params)
                 log.debug("fold_batchnorm: folded %s into %s", bn.name, producer.name)
             else:

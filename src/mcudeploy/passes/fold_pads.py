@@ -42,7 +42,7 @@ def pad_fold_refusal(pad: Node, graph: Graph) -> str | None:
         return "the Conv does not read it as its data input"
     if pad.attrs["mode"] != "constant" or pad.attrs["value"] != 0.0:
         return "only a constant pad with value 0 (the zero point) equals the conv's skipped taps"
-    if pad.input(0).quant != output.quant:
+    if pad.inputs[0].quant != output.quant:
         return "its output is quantized differently from its input"
     if _spatial_pads(pad, conv.attrs["layout"]) is None:
         return "it pads a non-spatial axis, or crops"
@@ -66,6 +66,7 @@ class FoldPads:
                 continue
             conv = pad.outputs[0].users[0]
             extra = _spatial_pads(pad, conv.attrs["layout"])
+            assert extra is not None  # pad_fold_refusal checked it
             conv.attrs["pads"] = tuple(a + b for a, b in zip(conv.attrs["pads"], extra))
             conv.set_input(0, pad.input(0))
             graph.remove_node(pad)

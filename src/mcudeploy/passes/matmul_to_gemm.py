@@ -50,6 +50,7 @@ class MatMulToGemm:
         for node in [n for n in graph.nodes if n.op == "MatMul" and _foldable(n)]:
             x, weights = node.inputs
             units = weights.shape[1]
+            assert weights.const is not None  # _foldable checked it
             transposed = graph.add_constant(f"{weights.name}_t", np.ascontiguousarray(weights.const.T))
             found = _bias_add(graph, node, units)
             bias = None if found is None else graph.add_constant(f"{node.name}_bias", found[1])

@@ -29,7 +29,7 @@ def _relayout_constants(graph: Graph, node: Node, perm: Perm, rank: int) -> bool
     """Re-lay out ``node``'s constant inputs for inputs transposed by ``perm``; ``False`` if
     one has a higher rank than the tensors (cannot follow the permutation)."""
     for index, value in enumerate(node.inputs):
-        if value is None or not value.is_constant:
+        if value is None or value.const is None:
             continue
         if value.rank > rank:
             return False
@@ -93,6 +93,7 @@ def sink(graph: Graph, node: Node) -> bool:
         if index in graph_inputs:
             node.set_input(index, _transpose_after_input(graph, value, new_perm))
         elif value is not None and not value.is_constant:
+            assert value.producer is not None  # a Transpose (the caller checks every input)
             node.set_input(index, value.producer.inputs[0])
     node.attrs = get_op(node.op).normalize_attrs(attrs, node.name)
     layout = transposes[0].inputs[0].layout
@@ -149,6 +150,7 @@ def hoist(graph: Graph, transpose: Node) -> bool:
         graph.add_node("Transpose", [source], {"perm": perm}, name=f"{node.name}_transpose",
                        outputs=[moved], before=node)
         node.set_input(index, moved)
+    assert attrs is not None  # refused above when the op cannot follow the permutation
     node.attrs = get_op(node.op).normalize_attrs(attrs, node.name)
     out = transpose.outputs[0]
     drop_node(graph, transpose)

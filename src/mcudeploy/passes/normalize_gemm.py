@@ -39,11 +39,13 @@ class NormalizeGemm:
         for node in [n for n in graph.nodes if n.op == "Gemm" and _rewritable(n)]:
             attrs = dict(node.attrs)
             a, weights, bias = node.inputs[0], node.inputs[1], node.input(2)
+            assert weights.const is not None  # _rewritable checked it
             matrix = weights.const if attrs["transB"] else weights.const.T
             matrix = (matrix * np.float32(attrs["alpha"])).astype(np.float32)
             new_weights = graph.add_constant(f"{weights.name}_t", np.ascontiguousarray(matrix))
             new_bias = bias
             if bias is not None and attrs["beta"] != 1.0:
+                assert bias.const is not None  # _rewritable checked it
                 new_bias = graph.add_constant(f"{bias.name}_scaled",
                                               (bias.const * np.float32(attrs["beta"])).astype(np.float32))
             attrs.update(transB=1, alpha=1.0, beta=1.0)

@@ -59,6 +59,8 @@ def _swap(graph: Graph, old: Node, new_nodes: list[Node]) -> None:
 def _moved_constant(graph: Graph, node: Node, source: Value) -> Value | None:
     """``source`` (integer weights) moved by ``node``, with its parameters moved too."""
     quant = source.quant
+    # integer weights read by a DequantizeLinear: a constant with its QuantParams (the caller checks)
+    assert source.const is not None and quant is not None
     if node.op == "Transpose":
         perm = node.attrs["perm"]
         return Value.constant(graph.unique_name(f"{source.name}_t"),
@@ -113,6 +115,7 @@ def _fuse_into_integer(graph: Graph, node: Node) -> bool:
     if any(v is not None and s is None for v, s in zip(node.inputs, sources)):
         return False
     target = quantize.outputs[0]
+    assert sources[0] is not None  # input 0 is required, and each present input has a source
     if sources[0].dtype != target.dtype:
         return False
     attrs, name = dict(node.attrs), node.name
@@ -200,7 +203,8 @@ def _back_to_float(graph: Graph, node: Node) -> None:
     target, attrs, name = node.outputs[0], dict(node.attrs), node.name
     inputs = list(node.inputs)
     node.detach()
-    new_nodes, float_inputs = [], []
+    new_nodes: list[Node] = []
+    float_inputs: list[Value | None] = []
     for value in inputs:
         if value is None or not (value.dtype.is_integer and value.quant is not None):
             float_inputs.append(value)

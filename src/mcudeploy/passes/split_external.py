@@ -47,6 +47,7 @@ def _store(graph: Graph, value: Value, external: set[str]) -> None:
         return                                   # a graph input: the application writes it there
     if _tile_concat(value):
         for index, piece in enumerate(producer.inputs):
+            assert piece.producer is not None  # _tile_concat checked it
             store = graph.add_node("Identity", [piece], name=f"{piece.producer.name}@store",
                                    output_names=[f"{piece.name}@external"], after=piece.producer)
             copy = store.outputs[0]

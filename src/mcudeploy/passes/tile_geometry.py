@@ -178,6 +178,7 @@ def _resize_window(node: Node, axis: int, needed: Interval) -> AxisWindow:
 def resize_mismatch(node: Node, axis: int, window: AxisWindow, needed: Interval) -> str | None:
     """Whether the tile's index maps equal the whole tensor's on ``needed`` (None when they do)."""
     size, out_size = node.inputs[0].shape[axis], node.outputs[0].shape[axis]
+    assert window.inputs[0] is not None  # a Resize window reads rows of its data input
     (read_begin, read_end), (computed_begin, computed_end) = window.inputs[0], window.computed
     nearest = node.attrs["mode"] == "nearest"
     table = NEAREST_MODES if nearest else BILINEAR_MODES

@@ -31,6 +31,7 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..errors import UsageError
 from ..ir import Graph, Node, Value, get_op
@@ -199,9 +200,9 @@ def _tile_input(builder: _TileBuilder, node: Node, index: int, value: Value | No
                 windows: dict[int, AxisWindow]) -> Value | None:
     if value is None:
         return None
-    want = {(axis if w.input_axis is None else w.input_axis): w.inputs[index]
-            for axis, w in windows.items() if w.inputs[index] is not None}
-    if value.is_constant:
+    want = {(axis if w.input_axis is None else w.input_axis): rows
+            for axis, w in windows.items() if (rows := w.inputs[index]) is not None}
+    if value.const is not None:
         cut = {a: r for a, r in want.items() if value.rank == 4 and r != (0, value.shape[a])}
         if not cut:
             return value
@@ -241,6 +242,7 @@ def build_tile(graph: Graph, nodes: list[Node], seeds: dict[str, Intervals], anc
     for name, rows in seeds.items():
         tile_value, have = builder.current[name]
         like = next(n.outputs[0] for n in nodes if n.outputs[0].name == name)
+        assert like.producer is not None  # a node's output
         outputs[name] = builder.crop(tile_value, have, rows, like, f"{like.producer.name}@{tag}:out")
     return outputs, builder.added
 
@@ -271,14 +273,16 @@ def tile_region(graph: Graph, region: TilingRegion) -> TiledRegion:
                            for axis, tiles in axes.items()} for value in outputs}
     grid: dict[str, list[list[Value]]] = {value.name: [] for value in outputs}
     added: list[str] = []
-    tiles = []
+    tiles: list[Intervals] = []
     for r in range(region.rows):
         for name in grid:
             grid[name].append([])
         for c in range(region.columns):
             index = {1: r, 2: c}
-            seeds = {name: {axis: by_axis[axis][index[axis]] for axis in axes} for name, by_axis in pieces.items()
-                     if all(by_axis[axis][index[axis]] is not None for axis in axes)}
+            # only the outputs with a piece on every axis (no None left)
+            seeds = cast("dict[str, Intervals]",
+                         {name: {axis: by_axis[axis][index[axis]] for axis in axes} for name, by_axis in pieces.items()
+                          if all(by_axis[axis][index[axis]] is not None for axis in axes)})
             tag = f"tile{r}" if region.columns == 1 else f"tile{r}_{c}"
             values, names = build_tile(graph, nodes, seeds, anchor, tag)
             for name, value in values.items():
@@ -291,12 +295,13 @@ def tile_region(graph: Graph, region: TilingRegion) -> TiledRegion:
         final = _concat_tiles(graph, grid[value.name], value, anchor, added)
         graph.replace_all_uses(value, final)
         value.name, final.name = f"{value.name}@untiled", value.name
+        assert final.producer is not None  # a Concat (or the single tile's last node)
         concats.append(final.producer.name)
     for node in reversed(nodes):
         graph.remove_node(node)
     graph.toposort()
-    names = set(added)
-    macc_after = sum(int(get_op(n.op).macc(n)) for n in graph.nodes if n.name in names)
+    added_names = set(added)
+    macc_after = sum(int(get_op(n.op).macc(n)) for n in graph.nodes if n.name in added_names)
     log.debug("tiled %s..%s into %d tiles: MACC %d -> %d", region.start, region.end, len(tiles),
               macc_before, macc_after)
     return TiledRegion(region, [n.name for n in nodes], tiles, macc_before, macc_after, added, concats)
@@ -305,6 +310,7 @@ def tile_region(graph: Graph, region: TilingRegion) -> TiledRegion:
 def _concat_tiles(graph: Graph, bands: list[list[Value]], like: Value, anchor: Node, added: list[str]) -> Value:
     """``Concat(axis=W)`` of each band's pieces, then ``Concat(axis=H)`` of the bands."""
     builder = _TileBuilder(graph, anchor, "tiles")
+    assert like.producer is not None  # a region output, made by a node of the region
     name = f"{like.producer.name}@tiles"
     bands = [band for band in bands if band]
     rows = [band[0] if len(band) == 1 else builder.add("Concat", band, {"axis": 2}, f"{name}:band{i}", like)

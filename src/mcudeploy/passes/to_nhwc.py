@@ -75,7 +75,7 @@ def _transpose_value(graph: Graph, value: Value, perm: Perm, *, before: Node, su
 def _convert_weights(graph: Graph, node: Node) -> None:
     weights = node.inputs[1]
     if node.op == "ConvTranspose":
-        if weights.is_constant:
+        if weights.const is not None:
             array = conv_transpose_weights_to_nhwc(weights.const, node.attrs["group"])
             replace_constant(graph, node, 1, array, suffix="nhwc",
                              quant=permute_quant(weights.quant, CONV_TRANSPOSE_WEIGHTS_TO_NHWC))
@@ -83,7 +83,7 @@ def _convert_weights(graph: Graph, node: Node) -> None:
         perm = CONV_TRANSPOSE_WEIGHTS_TO_NHWC
     else:
         perm = CONV_WEIGHTS_TO_NHWC
-    if weights.is_constant:
+    if weights.const is not None:
         replace_constant(graph, node, 1, weights.const.transpose(perm), suffix="nhwc",
                          quant=permute_quant(weights.quant, perm))
     else:

@@ -34,11 +34,15 @@ loses ``alias_of``, which stays true only where the bytes are shared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .allocators.greedy import allocate_greedy
 from .buffers import Buffer, align_up, arena_size_of
 from .paired_greedy import allocate_paired
 from .reuse import OverlapPair
+
+if TYPE_CHECKING:
+    from .memory_plan import TensorPlacement
 
 ROUNDS = 6
 
@@ -69,7 +73,7 @@ class _Group:
     base: int = 0                        # its offset in the one-arena plan
 
 
-def _placements(plan) -> dict[str, object]:
+def _placements(plan) -> dict[str, TensorPlacement]:
     """Every on-chip placement by its name: tensors and scratch buffers (graph-split tensors
     of an external arena are not the arena's)."""
     external = set(getattr(plan, "external", ()))
@@ -81,10 +85,10 @@ def _placements(plan) -> dict[str, object]:
 def _root(name: str, tensors: dict, pair_edges: set[tuple[str, str]]) -> str:
     """The alias-group base of ``name``: follow ``alias_of`` except across an overlap pair."""
     seen = set()
-    while name in tensors and tensors[name].alias_of and (name, tensors[name].alias_of) not in pair_edges \
+    while name in tensors and (alias := tensors[name].alias_of) and (name, alias) not in pair_edges \
             and name not in seen:
         seen.add(name)
-        name = tensors[name].alias_of
+        name = alias
     return name
 
 
@@ -158,7 +162,7 @@ def _assign(groups: list[_Group], banks: list[Bank], room: dict[str, int], steps
     return chosen, ""
 
 
-def _pack(groups: list[_Group], pairs: list[OverlapPair], alignment: int) -> tuple[dict[str, int], int]:
+def _pack(groups: list[_Group], pairs: list[OverlapPair], alignment: int) -> tuple[dict[int | str, int], int]:
     """Offsets of one bank's groups (rule 2) and the bytes they take."""
     buffers = [Buffer(g.root, g.size, g.start, g.end, alignment) for g in groups]
     offsets = allocate_greedy(buffers).offsets
@@ -204,12 +208,12 @@ def split_over_banks(plan, banks: list[Bank]) -> BankSplit:
             return _result(plan, groups, chosen, packed)
         for region, excess in over.items():     # fragmentation: lower the room and redo
             room[region] = max(0, room[region] - align_up(excess, plan.alignment))
-    excess = ", ".join(f"{region} {bytes_over} bytes over" for region, bytes_over in over.items())
-    return BankSplit(False, reason=f"the banks fragment: no packing fits after {ROUNDS} rounds ({excess})")
+    excess_text = ", ".join(f"{region} {bytes_over} bytes over" for region, bytes_over in over.items())
+    return BankSplit(False, reason=f"the banks fragment: no packing fits after {ROUNDS} rounds ({excess_text})")
 
 
 def _result(plan, groups: list[_Group], chosen: dict[str, str],
-            packed: dict[str, tuple[dict[str, int], int]]) -> BankSplit:
+            packed: dict[str, tuple[dict[int | str, int], int]]) -> BankSplit:
     split = BankSplit(True, bank_bytes={region: size for region, (_, size) in packed.items()})
     for group in groups:
         region = chosen[group.root]

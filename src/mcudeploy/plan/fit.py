@@ -45,6 +45,7 @@ def fit_verdict(plan: Plan) -> str:
     """FITS, BOUND_EXCEEDS_CAPACITY or FRAGMENTATION (see the module docstring)."""
     if plan.fits:
         return FITS
+    assert plan.capacity is not None  # a plan without a capacity always fits
     if plan.lower_bound > plan.capacity:
         return BOUND_EXCEEDS_CAPACITY
     return FRAGMENTATION
@@ -59,6 +60,7 @@ def describe_fit(plan: Plan, sizes: dict | None = None) -> str:
             return f"arena {byte_text(plan.arena_size)} (no capacity given)"
         return (f"fits: arena {byte_text(plan.arena_size)} <= capacity "
                 f"{byte_text(plan.capacity)}, {byte_text(plan.capacity - plan.arena_size)} spare")
+    assert plan.capacity is not None  # a plan without a capacity always fits
     if verdict == BOUND_EXCEEDS_CAPACITY:
         return _bound_message(plan, sizes or {})
     proof = ("an exhaustive search proved that no packing fits"
@@ -73,6 +75,7 @@ def describe_fit(plan: Plan, sizes: dict | None = None) -> str:
 
 
 def _bound_message(plan: Plan, sizes: dict) -> str:
+    assert plan.capacity is not None  # only a plan that does not fit is described here
     steps = ", ".join(str(step) for step in plan.peak_steps[:5])
     largest = ", ".join(f"{b} ({sizes[b]} bytes)" if b in sizes else str(b)
                         for b in plan.peak_buffers[:5])

@@ -88,10 +88,14 @@ class MemoryPlan:
     def with_placement(self, placement: RegionPlacement) -> "MemoryPlan":
         """This plan with the regions :mod:`.placement` chose (arena and weights)."""
         external = set(self.external)
+        if external and placement.external_region is None:
+            raise ValueError(f"graph split: tensors {sorted(external)[:3]} belong in an external arena, "
+                             "but the placement has none")
+        external_region = placement.external_region or placement.arena_region   # read for external tensors only
 
         def moved(items: dict[str, TensorPlacement]) -> dict[str, TensorPlacement]:
             return {name: _banked(p, placement) if p.name in placement.bank_of else
-                    replace(p, region=placement.external_region if name in external
+                    replace(p, region=external_region if name in external
                             else placement.arena_region) for name, p in items.items()}
         return replace(self, tensors=moved(self.tensors), scratch=moved(self.scratch),
                        weights=dict(placement.weights), placement=placement)
@@ -294,7 +298,8 @@ def _alive_together(placements: list[TensorPlacement]) -> list[tuple[int, int]]:
     """Index pairs ``(i, j)``, ``i < j``, of placements whose step ranges intersect, in the
     order a double loop would give them; a sweep by first step, so a chain costs linear time."""
     by_start = sorted(range(len(placements)), key=lambda i: placements[i].first_step)
-    found, active = [], []
+    found: list[tuple[int, int]] = []
+    active: list[int] = []
     for index in by_start:
         start = placements[index].first_step
         active = [i for i in active if placements[i].last_step >= start]
@@ -305,9 +310,9 @@ def _alive_together(placements: list[TensorPlacement]) -> list[tuple[int, int]]:
 
 def _root_of(plan: MemoryPlan, name: str, pairs: dict) -> str:
     """The alias-group base of ``name`` (views and concat slices; overlap pairs are not groups)."""
-    while name in plan.tensors and plan.tensors[name].alias_of and (
-            (name, plan.tensors[name].alias_of) not in pairs):
-        name = plan.tensors[name].alias_of
+    while name in plan.tensors and (alias := plan.tensors[name].alias_of) and (
+            (name, alias) not in pairs):
+        name = alias
     return name
 
 

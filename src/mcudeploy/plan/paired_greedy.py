@@ -142,6 +142,7 @@ def allocate_paired(buffers: list[Buffer], pairs: list[OverlapPair], alignment: 
             size = arena_size_of(buffers, offsets)
             if best_size is None or size < best_size:
                 best, best_size = offsets, size
+    assert best_size is not None  # the two greedy orders above always ran
     generator = random.Random(seed)
     deadline = time.perf_counter() + time_budget
     for _ in range(perturbation_rounds(len(buffers)) if buffers else 0):

@@ -45,11 +45,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..ir import Graph, Node, Value
 from ..options import DeploymentOptions
 from .arena_banks import Bank, split_over_banks
+
+if TYPE_CHECKING:
+    from ..targets.model import MemoryRegion
 
 SLOW_FLASH_RATIO = 4.0   # flash this much slower than on-chip RAM: weights worth copying
 NO_TARGET_ARENA, NO_TARGET_WEIGHTS, NO_TARGET_HOME = "arena", "flash", "sram"
@@ -132,7 +136,7 @@ def _arena_candidates(target, options: DeploymentOptions) -> list:
 
 
 def choose_arena_region(target, arena_bytes: int, free: dict[str, int],
-                        options: DeploymentOptions) -> tuple[object, bool, str]:
+                        options: DeploymentOptions) -> tuple[MemoryRegion, bool, str]:
     """(region, fits, reason) of the arena (rule 2)."""
     candidates = _arena_candidates(target, options)
     if not candidates:

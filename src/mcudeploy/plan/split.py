@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..errors import UsageError
 from ..ir import Graph
@@ -102,7 +102,7 @@ def _cut_index(graph: Graph, point: str, tiled: list[TiledRegion]) -> int:
     return names.index(node.name)
 
 
-def cut_nodes(graph: Graph, points: tuple[str, ...], tiled: list[TiledRegion] = ()) -> tuple[str, ...]:
+def cut_nodes(graph: Graph, points: tuple[str, ...], tiled: Sequence[TiledRegion] = ()) -> tuple[str, ...]:
     """The graph node after which each cut point cuts (module docstring), in graph order."""
     return tuple(graph.nodes[index].name for index in sorted(_cut_index(graph, p, list(tiled)) for p in points))
 
@@ -145,7 +145,7 @@ def given_split(graph: Graph, points: tuple[str, ...], tiled: list[TiledRegion])
 def auto_split(graph: Graph, plan: Planner, limit: int) -> SplitChoice:
     """The ``auto`` rule (module docstring); ``graph`` is split in place with the choice."""
     original = graph.copy()
-    current, external = original, frozenset()
+    current, external = original, frozenset[str]()
     current_plan = plan(current, external)
     choice = SplitChoice((), rule=f"auto: limit {limit}", arena_before=current_plan.arena_bytes)
     tensors: list[str] = []
@@ -182,7 +182,7 @@ def _passing_through(graph: Graph, plan: MemoryPlan, external: frozenset[str]) -
 
 def _root(plan: MemoryPlan, name: str) -> str:
     seen = set()
-    while name in plan.tensors and plan.tensors[name].alias_of and name not in seen:
+    while name in plan.tensors and (alias := plan.tensors[name].alias_of) and name not in seen:
         seen.add(name)
-        name = plan.tensors[name].alias_of
+        name = alias
     return name

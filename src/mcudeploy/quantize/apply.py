@@ -142,8 +142,8 @@ class _Builder:
                 readers = {chosen.get(user.name) for value in node.outputs for user in value.users}
                 if producer is not None:
                     mode = self.modes[producer.name]
-                elif len(readers) == 1 and None not in readers:
-                    mode = readers.pop()
+                elif len(readers) == 1 and (reader_mode := next(iter(readers))) is not None:
+                    mode = reader_mode
             self.modes[node.name] = mode
 
     def _plan_groups(self) -> None:
@@ -178,7 +178,9 @@ class _Builder:
     def params(self, value: Value, kind: str) -> QuantParams:
         op = self.fixed_roots.get(self.groups.find(value.name))
         if op is not None:
-            return scheme.fixed_output_params(op, kind)
+            fixed = scheme.fixed_output_params(op, kind)
+            assert fixed is not None  # self.fixed holds ops of FIXED_OUTPUT_PARAMS only
+            return fixed
         return scheme.activation_params(*self.group_range(value), kind)
 
     # -- representations ------------------------------------------------------------------
@@ -278,6 +280,7 @@ class _Builder:
     def _weighted_inputs(self, node: Node, kind: str) -> list[Value | None]:
         x = self.rep(node.inputs[0], kind)
         weights, bias = node.inputs[1], node.input(2)
+        assert x.quant is not None and weights.const is not None  # an integer rep; _int_node checked
         input_scale = float(x.quant.scale[0])
         bias_array = None if bias is None or bias.const is None else bias.const.reshape(-1)
         per_channel = self.options.weights_per_channel(node.op)

@@ -100,7 +100,10 @@ def _read_image(path: Path, width: int, height: int, channels: int):
                     raise DataError(f"{path}: the image declares {image.width} x {image.height} pixels, "
                                     f"more than {MAX_IMAGE_PIXELS:,} (a decompression bomb?); give "
                                     "images near the model's input size")
-                return image.convert("L" if channels == 1 else "RGB").resize((width, height), Image.BILINEAR)
+                # Pillow's type hints omit the module constant, which every Pillow >= 9 has
+                # (Image.Resampling only exists from 9.1 on, and pyproject allows 9.0)
+                return image.convert("L" if channels == 1 else "RGB").resize(
+                    (width, height), Image.BILINEAR)  # type: ignore[attr-defined]
     except DataError:
         raise
     except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError) as err:
@@ -160,7 +163,7 @@ def check_calibration_graph(graph: Graph) -> None:
             raise UnsupportedError(f"input {value.name!r} is {value.type_str()}; quantization "
                                    "calibrates float32 models (export the model with float32 inputs)")
     for value in graph.values():
-        if value.is_constant and value.dtype.is_float and not np.isfinite(value.const).all():
+        if value.const is not None and value.dtype.is_float and not np.isfinite(value.const).all():
             bad = int(value.const.size - np.isfinite(value.const).sum())
             raise GraphError(f"constant {value.name!r} ({value.type_str()}) holds {bad} NaN / Inf "
                              "value(s) (after folding BatchNormalization: a negative variance?); "

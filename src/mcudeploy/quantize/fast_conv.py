@@ -44,7 +44,7 @@ def _columns(padded: np.ndarray, rows: range, out_width: int, kernel, strides, d
     return block.reshape(count * out_width, kh * kw * channels)
 
 
-def _output_side(x: np.ndarray, weights: np.ndarray, node: Node, out_hw: tuple[int, int]) -> np.ndarray:
+def _output_side(x: np.ndarray, weights: np.ndarray, node: Node, out_hw: tuple[int, ...]) -> np.ndarray:
     """Stride 1: every input pixel times every tap first, ``P = X [H*W, C] @ [C, kH*kW*O]``,
     then ``Y[y, x] = sum_{i, j} P[y + i*dH - top, x + j*dW - left, i, j]`` (inside the
     input), block of output rows by block of output rows."""
@@ -72,7 +72,7 @@ def _output_side(x: np.ndarray, weights: np.ndarray, node: Node, out_hw: tuple[i
     return out
 
 
-def _conv_one(x: np.ndarray, weights: np.ndarray, node: Node, out_hw: tuple[int, int]) -> np.ndarray:
+def _conv_one(x: np.ndarray, weights: np.ndarray, node: Node, out_hw: tuple[int, ...]) -> np.ndarray:
     """One NHWC sample ``[H, W, C]`` -> ``[OH, OW, O]`` without bias; weights ``[O, kH, kW, C]``.
     im2col copies ``kH*kW*C`` values per output pixel, the output-side form (stride 1 only)
     writes ``kH*kW*O`` partial sums per input pixel: the one that moves fewer is used."""

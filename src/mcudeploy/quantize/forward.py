@@ -31,7 +31,7 @@ def _kernel(node, inputs):
 
 
 def forward(graph: Graph, sample: dict[str, np.ndarray], *, visit: Visitor | None = None,
-            keep: Iterable[str] = ()) -> dict[str, np.ndarray]:
+            keep: Iterable[str] | None = ()) -> dict[str, np.ndarray]:
     """Run ``graph`` on one ``sample`` (module docstring); the graph outputs and the ``keep``
     tensors by name. ``keep=None`` keeps every tensor (a capture of one sample)."""
     env = dict(check_feeds(graph, sample))

@@ -64,11 +64,17 @@ class TensorObserver:
         self.zeros = 0
         self.histogram = histogram
         self.bound = 0.0                                  # R
-        self.counts = np.zeros(2 * FINE_BINS, np.int64) if histogram else None
+        self.counts: np.ndarray | None = np.zeros(2 * FINE_BINS, np.int64) if histogram else None
 
     @property
     def empty(self) -> bool:
         return self.count == 0
+
+    def _fine_counts(self) -> np.ndarray:
+        """The fine histogram's counts (kept only by an observer made with ``histogram=True``)."""
+        if self.counts is None:
+            raise RuntimeError("this observer keeps no histogram (made with histogram=False)")
+        return self.counts
 
     def update(self, array: np.ndarray) -> bool:
         """Observe ``array``; False (nothing observed) when it holds a NaN or an Inf: its
@@ -98,10 +104,11 @@ class TensorObserver:
         scale = np.float64(FINE_BINS) / self.bound
         index = np.floor(nonzero.astype(np.float64) * scale).astype(np.int64) + FINE_BINS
         np.clip(index, 0, 2 * FINE_BINS - 1, out=index)
-        self.counts += np.bincount(index, minlength=2 * FINE_BINS)
+        counts = self._fine_counts()
+        counts += np.bincount(index, minlength=2 * FINE_BINS)
 
     def _double(self) -> None:
-        self.counts, self.bound = _doubled(self.counts), self.bound * 2.0
+        self.counts, self.bound = _doubled(self._fine_counts()), self.bound * 2.0
 
     def merge(self, other: "TensorObserver") -> None:
         """Add ``other``'s observations (of other samples): exact, since both bounds are
@@ -113,25 +120,26 @@ class TensorObserver:
         self.zeros += other.zeros
         if not self.histogram or other.bound == 0.0:
             return
-        counts, bound = other.counts, other.bound
+        counts, bound = other._fine_counts(), other.bound
         if self.bound == 0.0:
             self.bound = bound
         while self.bound < bound:
             self._double()
         while bound < self.bound:
             counts, bound = _doubled(counts), bound * 2.0
-        self.counts = self.counts + counts
+        self.counts = self._fine_counts() + counts
 
     # -- views of the histogram ---------------------------------------------------------------
     def signed(self) -> tuple[np.ndarray, np.ndarray]:
         """``(edges, counts)`` over ``[-R, R]`` (zeros included in the bin starting at 0)."""
-        counts = self.counts.astype(np.float64)
+        counts = self._fine_counts().astype(np.float64)
         counts[FINE_BINS] += self.zeros
         return np.linspace(-self.bound, self.bound, 2 * FINE_BINS + 1), counts
 
     def magnitudes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(edges, counts)`` of ``|x|`` over ``[0, R]``, zeros in the first bin."""
-        counts = (self.counts[FINE_BINS:] + self.counts[:FINE_BINS][::-1]).astype(np.float64)
+        fine = self._fine_counts()
+        counts = (fine[FINE_BINS:] + fine[:FINE_BINS][::-1]).astype(np.float64)
         counts[0] += self.zeros
         return np.linspace(0.0, self.bound, FINE_BINS + 1), counts
 

@@ -57,6 +57,7 @@ class QuantizationReport:
 
 
 def representable_range(value: Value) -> tuple[float, float]:
+    assert value.quant is not None  # a quantized activation (see ReportEvaluation.tensors)
     info = np.iinfo(value.dtype.numpy)
     scale, zero_point = float(value.quant.scale[0]), int(value.quant.zero_point[0])
     return scale * (int(info.min) - zero_point), scale * (int(info.max) - zero_point)
@@ -132,6 +133,7 @@ class ReportEvaluation:
             observer = observed.get(name)
             if observer is None or total == 0:
                 continue
+            assert value.quant is not None  # a quantized activation (see ReportEvaluation.tensors)
             records.append(TensorRecord(value.name, value.dtype.value, float(value.quant.scale[0]),
                                         int(value.quant.zero_point[0]), observer.low, observer.high,
                                         outside / total))

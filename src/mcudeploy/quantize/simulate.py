@@ -74,10 +74,12 @@ def integer_feeds(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.nd
 def real_outputs(graph: Graph, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``outputs`` with every quantized integer graph output dequantized (real values)."""
     values = {v.name: v for v in graph.outputs}
-    return {name: (values[name].quant.dequantize(array)
-                   if name in values and values[name].dtype.is_integer and values[name].quant is not None
-                   else array)
-            for name, array in outputs.items()}
+    real = {}
+    for name, array in outputs.items():
+        value = values.get(name)
+        quant = value.quant if value is not None and value.dtype.is_integer else None
+        real[name] = quant.dequantize(array) if quant is not None else array
+    return real
 
 
 def run_quantized(graph: Graph, feeds: dict[str, np.ndarray], *,

@@ -130,7 +130,7 @@ def latency_section(payload: dict, layers: list[dict]) -> Section | None:
         return Section("latency", "Latency breakdown", [f"Estimated total {number_text(total)} ms; the "
                                                         f"{len(items)} slowest layers:"],
                        svg=html_svg.horizontal_bars(items, "ms", "latency per layer"))
-    by_op = Counter()
+    by_op: Counter[str] = Counter()
     for layer in layers:
         by_op[layer.get("op", "?")] += int(layer.get("macc") or 0)
     if not sum(by_op.values()):

@@ -101,7 +101,7 @@ def layer_line_plot(series: dict[str, list[float | None]], names: Sequence[str],
                         f'{escape(f"{names[i]}: {series_name} {values[i]:.5g}")}</title></circle>')
         body.append(_text(MARGIN + 8, MARGIN + 16 + 14 * index,
                           f"{series_name} ({low:.4g} .. {high:.4g})", extra=f'fill="{colour}"'))
-    if marked in names:
+    if marked is not None and marked in names:
         x = MARGIN + plot_w * list(names).index(marked) / count
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{MARGIN}" y2="{HEIGHT - MARGIN}" stroke="#c00" '
                     'stroke-dasharray="4,3"/>')

@@ -28,8 +28,8 @@ def print_report(report: QuantizationReport, console=None, *, worst: int = 15) -
     tensors = Table(title=f"most clipped tensors (of {len(report.tensors)})")
     for column in ("tensor", "dtype", "scale", "zp", "observed min", "observed max", "clipped"):
         tensors.add_column(column, justify="left" if column == "tensor" else "right")
-    for row in sorted(report.tensors, key=lambda r: -r.clipped_fraction)[:worst]:
-        tensors.add_row(row.name, row.dtype, f"{row.scale:.4g}", str(row.zero_point),
-                        f"{row.observed_min:.4g}", f"{row.observed_max:.4g}",
-                        f"{100 * row.clipped_fraction:.3f}%")
+    for tensor in sorted(report.tensors, key=lambda r: -r.clipped_fraction)[:worst]:
+        tensors.add_row(tensor.name, tensor.dtype, f"{tensor.scale:.4g}", str(tensor.zero_point),
+                        f"{tensor.observed_min:.4g}", f"{tensor.observed_max:.4g}",
+                        f"{100 * tensor.clipped_fraction:.3f}%")
     console.print(tensors)

@@ -7,7 +7,7 @@ import dataclasses
 import io
 import json
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from .analysis import Analysis, TensorInfo
@@ -18,10 +18,11 @@ def human_bytes(count: int) -> str:
     """``1536 -> '1.50 KiB'``; exact bytes below 1 KiB."""
     if count < 1024:
         return f"{count} B"
+    scaled = float(count)
     for unit in ("KiB", "MiB", "GiB"):
-        count /= 1024
-        if count < 1024 or unit == "GiB":
-            return f"{count:.2f} {unit}"
+        scaled /= 1024
+        if scaled < 1024 or unit == "GiB":
+            return f"{scaled:.2f} {unit}"
     raise AssertionError("unreachable")
 
 
@@ -32,6 +33,7 @@ def _shape(shape: list[int]) -> str:
 def _quant(info: TensorInfo) -> str:
     if info.scale is None:
         return "-"
+    assert info.zero_point is not None  # set together with the scale
     if info.quant_axis is None:
         return f"scale={info.scale[0]:.6g} zp={info.zero_point[0]}"
     return f"per-channel axis {info.quant_axis} ({len(info.scale)})"
@@ -91,9 +93,10 @@ def _io_table(analysis: Analysis) -> Table:
 
 def _layer_table(analysis: Analysis) -> Table:
     table = Table(title="layers")
-    for column, justify in (("#", "right"), ("name", "left"), ("op", "left"), ("inputs", "left"),
-                            ("output", "left"), ("params", "right"), ("MACC", "right"),
-                            ("weights B", "right"), ("output B", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("name", "left"), ("op", "left"), ("inputs", "left"), ("output", "left"),
+        ("params", "right"), ("MACC", "right"), ("weights B", "right"), ("output B", "right"))
+    for column, justify in columns:
         table.add_column(column, justify=justify, overflow="fold")
     for layer in analysis.layers:
         table.add_row(str(layer.index), layer.name, layer.op,

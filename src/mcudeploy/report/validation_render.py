@@ -49,6 +49,7 @@ def _checks_table(result: ValidationResult) -> Table:
 
 def _layers_table(result: ValidationResult) -> Table:
     layers = result.layers
+    assert layers is not None  # the caller checks it
     table = Table(title=f"per layer (jump: SQNR drop > {layers.jump_db:g} dB)")
     for column in ("#", "node", "op", "matched by", "cosine", "max error", "SQNR dB", "drop dB"):
         table.add_column(column, justify="right" if column not in ("node", "op", "matched by") else "left")

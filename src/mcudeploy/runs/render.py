@@ -117,9 +117,9 @@ def print_diff(diff: RunDiff, console: Console, show_all: bool = False) -> None:
         for move in moves:
             relative = "" if move.relative is None else f" ({move.relative:+.1%})"
             delta = None if move.old is None or move.new is None else move.new - move.old
-            change = "" if not move.moved or delta is None else \
+            change_text = "" if not move.moved or delta is None else \
                 f"{'+' if delta > 0 else ''}{figure_text(delta)}{relative}"
-            figures.add_row(move.name, figure_text(move.old), figure_text(move.new), change)
+            figures.add_row(move.name, figure_text(move.old), figure_text(move.new), change_text)
         console.print(figures)
     console.print(f"{len(diff.moved)} of {len(diff.moves)} figures moved"
                   + ("" if show_all else " (--all shows every figure)"))

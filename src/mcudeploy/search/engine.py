@@ -70,7 +70,9 @@ def _target(request: SearchRequest) -> Target:
         name = request.target if request.target is not None else options.target
         if name is None:
             raise UsageError("mcudeploy search needs a target (--target NAME or a .toml file)")
-        target = resolve_target(options.with_values(target=str(name)))
+        resolved = resolve_target(options.with_values(target=str(name)))
+        assert resolved is not None  # a target is named
+        target = resolved
     if not allowed_regions(target, options.with_values(external_activations=True, activation_region=None)):
         raise UsageError(f"target {target.name!r} has no memory the activations may use (no writable data "
                          f"region{' the NPU reaches' if target.npu else ''}); its regions are "

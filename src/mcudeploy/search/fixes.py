@@ -39,7 +39,7 @@ import numpy as np
 
 from ..driver import deployable_graph
 from ..errors import McuDeployError
-from ..ir import precision
+from ..ir import Graph, precision
 from ..reference import run_float, run_int
 from .critical import boundary
 from .reasons import ALIGNMENT, FLASH_NOFIT, RAM_NOFIT, exact, kib
@@ -88,7 +88,7 @@ class Fixer:
         self.config = dict(self.reference.config)
         self.graph = search.graph if search.graph is not None else search.runner_graph()
         self.tiling = len(space.values.get("tiling_auto", ())) > 1 or search.base.tiling_auto
-        self.rewritten = None          # the padded graph, when the alignment fix made one
+        self.rewritten: Graph | None = None          # the padded graph, when the alignment fix made one
         self.resizable = False         # the untiled resolution fix got as far as trying sizes
 
     def run_config(self, changes: dict, label: str, graph=None):
@@ -353,8 +353,8 @@ def _equivalent(original, rewritten) -> str:
         first, second = run(original, feeds), run(rewritten, feeds)
         for name in first:
             worst = max(worst, float(np.max(np.abs(first[name].astype(np.float64) - second[name].astype(np.float64)))))
-    shape = "x".join(map(str, original.inputs[0].shape))
-    return f"{'bit-equal' if worst == 0 else f'max difference {worst:.3g}'} on {EQUIVALENCE_SAMPLES} random inputs ({shape})"
+    shape_text = "x".join(map(str, original.inputs[0].shape))
+    return f"{'bit-equal' if worst == 0 else f'max difference {worst:.3g}'} on {EQUIVALENCE_SAMPLES} random inputs ({shape_text})"
 
 
 def _random_input(value, rng) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, AbstractSet, Any
 
 from .reasons import kib
 from .space import describe_value
@@ -31,7 +31,7 @@ def json_path_for(path: Path) -> Path:
     return path.with_name(path.name + ".jsonl")
 
 
-def config_text(config: dict[str, Any], shown: list[str], knobs: set[str] = frozenset(),
+def config_text(config: dict[str, Any], shown: list[str], knobs: AbstractSet[str] = frozenset(),
                 base: dict[str, Any] | None = None) -> str:
     """The ``shown`` knobs of ``config`` that differ from ``base`` (all of them without a base)
     and every key that is not a knob (a constraint a trial changes, e.g. ``sram_limit``)."""

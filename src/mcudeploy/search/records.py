@@ -96,6 +96,7 @@ class SearchResult:
 
     def best_toml(self, vela_ini_name: str = "vela.ini") -> str:
         options = self.best_options()
+        assert self.best is not None and options is not None  # written for a search that found one
         metrics = self.best.metrics
         if self.vela is not None:
             from .vela import command_line
@@ -125,7 +126,7 @@ class SearchResult:
                 "locked": sorted(self.space.locked), "trials_run": len(self.trials), "pruned": self.pruned,
                 "default": self.default.to_json() if self.default else None,
                 "best": self.best.to_json() if self.best else None,
-                "best_options": self.best_options().to_dict() if self.best else None,
+                "best_options": options.to_dict() if (options := self.best_options()) is not None else None,
                 "front": [t.index for t in self.front], "critical_sram_limit": critical,
                 "fixes": [fix.to_json() for fix in self.fixes], "notes": list(self.notes),
                 "baseline": self.baseline}

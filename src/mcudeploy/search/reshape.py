@@ -81,7 +81,7 @@ def rebuild(graph: Graph, input_shapes: dict[str, tuple[int, ...]] | None = None
                                            quant=value.quant, layout=value.layout)
         mapping[id(value)].origin = value.origin
     for node in graph.nodes:
-        inputs = []
+        inputs: list[Value | None] = []
         for value in node.inputs:
             if value is not None and id(value) not in mapping:
                 mapping[id(value)] = _twin(new, value, constants)

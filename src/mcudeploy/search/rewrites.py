@@ -71,7 +71,12 @@ class _Padding:
         self.grown: dict[str, list[tuple[int, int]]] = {}      # tensor -> [(offset, count)]
 
     def _array(self, value: Value) -> np.ndarray:
-        return self.constants[value.name][0] if value.name in self.constants else value.const
+        if value.name in self.constants:
+            return self.constants[value.name][0]
+        if value.const is None:
+            raise UnsupportedError(f"tensor {value.name!r} is computed at run time: only constant weights "
+                                   "and biases can be padded with zeros")
+        return value.const
 
     def _quant(self, value: Value) -> QuantParams | None:
         return self.constants[value.name][1] if value.name in self.constants else value.quant
@@ -200,7 +205,8 @@ def _selection(value: Value, kept: int, layout: str, graph: Graph) -> tuple[Valu
     eye[np.arange(kept), np.arange(kept)] = 1
     array = eye[:, :, None, None] if layout == "NCHW" else eye[:, None, None, :]
     weight_quant = QuantParams(np.ones(1, np.float32), np.zeros(1, np.int64)) if quantized else None
-    bias_quant = QuantParams(value.quant.scale[:1].copy(), np.zeros(1, np.int64)) if quantized else None
+    bias_quant = QuantParams(value.quant.scale[:1].copy(), np.zeros(1, np.int64)) \
+        if quantized and value.quant is not None else None   # (quantized implies value.quant)
     weights = graph.add_constant(f"{value.name}_half_w", array, quant=weight_quant)
     bias = graph.add_constant(f"{value.name}_half_b", np.zeros(kept, np.int32 if quantized else np.float32),
                               quant=bias_quant)

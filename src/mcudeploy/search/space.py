@@ -202,7 +202,7 @@ def check_knob_values(name: str, values: Any, where: str) -> list:
         raise UsageError(f"{where}: unknown knob {name!r}; the knobs are {', '.join(KNOB_NAMES)}")
     if not isinstance(values, list) or not values:
         raise UsageError(f"{where}: knob {name!r} needs a non-empty list of values, got {values!r}")
-    checked = []
+    checked: list[Any] = []
     for value in values:
         if name == "activation_region" and value == "auto":
             checked.append(None)

@@ -264,6 +264,7 @@ def our_estimate(model: Path | None, target, options) -> dict[str, Any]:
     beside Vela's (the same model, our planner and cost model)."""
     from ..driver import deploy
     from ..estimate import estimate
+    assert model is not None  # the Vela back end has a model file (vela_setup checks)
     try:
         deployment = deploy(model, options, target=target)
         latency = estimate(deployment)

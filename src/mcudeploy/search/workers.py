@@ -46,8 +46,11 @@ def initialise(setup: WorkerSetup) -> None:
     """Load the graph once in this process (the worker initializer)."""
     _STATE["setup"] = setup
     if setup.backend == MCUDEPLOY:
-        _STATE["graph"] = setup.graph if setup.graph is not None else load_graph(
-            setup.model, input_shapes=setup.input_shapes)
+        if setup.graph is not None:
+            _STATE["graph"] = setup.graph
+        else:
+            assert setup.model is not None  # a worker gets a graph or a model file
+            _STATE["graph"] = load_graph(setup.model, input_shapes=setup.input_shapes)
 
 
 def run_config(config: dict[str, Any]) -> Trial:

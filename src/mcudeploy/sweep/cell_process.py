@@ -85,6 +85,7 @@ class CellProcess:
 
     @staticmethod
     def _read(process: subprocess.Popen, lines: queue.Queue) -> None:
+        assert process.stdout is not None  # started with stdout=PIPE
         for line in process.stdout:
             lines.put(line)
         lines.put("")                      # end of output: the process ended
@@ -105,6 +106,7 @@ class CellProcess:
     def run(self, request: dict[str, Any], paths: dict[str, str], timeout: float) -> dict[str, Any]:
         if self.process is None or self.process.poll() is not None:
             self._start()
+        assert self.process is not None and self.process.stdin is not None  # started, with stdin=PIPE
         try:
             self.process.stdin.write(json.dumps({"request": request, "paths": paths}) + "\n")
             self.process.stdin.flush()
@@ -120,6 +122,7 @@ class CellProcess:
         return json.loads(line)
 
     def _crashed(self) -> dict[str, Any]:
+        assert self.process is not None  # called while a request runs
         code = self.process.wait()
         cause = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else \
             f"exit code {code}"
@@ -142,6 +145,7 @@ class CellProcess:
     def close(self) -> None:
         """End the process (end of input), and remove its log."""
         if self.process is not None and self.process.poll() is None:
+            assert self.process.stdin is not None  # started with stdin=PIPE
             self.process.stdin.close()
             try:
                 self.process.wait(timeout=5)

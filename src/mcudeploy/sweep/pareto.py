@@ -60,7 +60,8 @@ def non_dominated(points: np.ndarray) -> np.ndarray:
         block = points[start:start + CHUNK]
         no_worse = (points[None, :, :] <= block[:, None, :]).all(axis=2)
         better = (points[None, :, :] < block[:, None, :]).any(axis=2)
-        keep[start:start + CHUNK] = ~(no_worse & better).any(axis=1)
+        # numpy's hints type .all(axis=2) / .any(axis=2) of an array as possibly a scalar
+        keep[start:start + CHUNK] = ~(no_worse & better).any(axis=1)  # type: ignore[call-overload]
     return keep
 
 

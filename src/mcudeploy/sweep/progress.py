@@ -11,10 +11,14 @@ one an info line (``-v``).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ..report.console import printable
 from .cells import Cell
 from .results import STATUS_OK, CellResult
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 log = logging.getLogger("mcudeploy.sweep")
 
@@ -31,7 +35,7 @@ class SweepProgress:
         self.total, self.done, self.failed, self.active = total, resumed, 0, 0
         self.live = enabled and self.console.is_terminal
         self.name = printable(name, one_line=True)
-        self.bar = None
+        self.bar: Progress | None = None
 
     def __enter__(self) -> "SweepProgress":
         if self.live:

@@ -58,6 +58,7 @@ def sweep_cells(spec: SweepSpec, cache: BlobCache | None = None) -> list[Cell]:
         try:
             models.append((source, materialise(source, cache)))
         except GeneratorFailed as failure:
+            assert source.generator is not None  # only a generator fails so
             models.append((source, f"generator {source.generator.callable}: {failure}"))
     return expand_cells(spec, models)
 

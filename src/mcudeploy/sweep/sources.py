@@ -41,6 +41,7 @@ class ModelSource:
     def describe(self) -> dict[str, Any]:
         if self.path is not None:
             return {"file": str(self.path)}
+        assert self.generator is not None  # a source is a model file or a generator
         return {"generator": self.generator.callable, "parameters": dict(self.parameters)}
 
 
@@ -119,6 +120,7 @@ def materialise(source: ModelSource, cache: BlobCache) -> Blob:
     if source.path is not None:
         return blob_of_file(source.path)
     generator = source.generator
+    assert generator is not None  # a source is a model file or a generator
     function = resolve_callable(generator.callable, generator.file, f"generator {generator.callable}:")
     try:
         result = function(**source.parameters)

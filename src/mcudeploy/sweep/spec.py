@@ -55,7 +55,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import UsageError
 from ..options import DeploymentOptions
@@ -176,6 +176,7 @@ def _stages(sweep: TableReader) -> tuple[str, ...]:
         raise UsageError(f"{sweep.where('stages')} missing; say what each cell runs, e.g. stages = [\"plan\", "
                          f"\"estimate\"] (stages: {', '.join(CATALOGUE)})")
     names = sweep.texts("stages")
+    assert names is not None  # checked just above (has)
     for name in names:
         if not is_plugin(name) and name not in CATALOGUE:
             raise UsageError(f"{sweep.where('stages')} unknown stage {name!r}{closest(name, CATALOGUE)} (stages: "
@@ -232,6 +233,10 @@ def _objectives(axes: TableReader, stages: tuple[str, ...]) -> tuple[str | None,
     return tuple(names)
 
 
+@overload
+def _data_file(data: TableReader, key: str, folder: Path, allow_random: Literal[False] = False) -> Path | None: ...
+@overload
+def _data_file(data: TableReader, key: str, folder: Path, allow_random: bool) -> Path | str | None: ...
 def _data_file(data: TableReader, key: str, folder: Path, allow_random: bool = False) -> Path | str | None:
     text = data.text(key)
     if text is None or (allow_random and text == RANDOM):

@@ -89,6 +89,7 @@ def option_axes(axes: TableReader) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     found = []
     for field in table.table:
         values = table.values(field)
+        assert values is not None  # the field is in the table
         found.append((field, tuple(_check_option(field, value, table.where(field)) for value in values)))
     return tuple(found)
 
@@ -150,7 +151,9 @@ def check_targets(names: list[str], axes: TableReader, folder: Path) -> tuple[st
 def _parameter_values(name: str, value: Any, where: str) -> tuple[Any, ...]:
     if isinstance(value, dict):
         check_keys(value, ("start", "stop", "step"), f"{where} {name}")
-        start, stop, step = value.get("start"), value.get("stop"), value.get("step", 1)
+        start: Any = value.get("start")   # TOML values of any type, checked below
+        stop: Any = value.get("stop")
+        step: Any = value.get("step", 1)
         numbers = (start, stop, step)
         if any(isinstance(n, bool) or not isinstance(n, (int, float)) for n in numbers) or step <= 0 or stop < start:
             raise UsageError(f"{where} {name}: a range is {{start = A, stop = B, step = S}} with numbers A <= B and "

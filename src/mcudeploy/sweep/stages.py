@@ -187,8 +187,10 @@ def search(context: CellContext) -> dict[str, Any]:
         best = result.best.metrics
         metrics.update(search_on_chip_bytes=best.on_chip_bytes, search_flash_bytes=best.flash_bytes,
                        search_latency_ms=None if best.latency_us is None else best.latency_us / 1000.0)
+        best_options = result.best_options()
+        assert best_options is not None  # result.best is set
         current_run().payload_section("search", {"best_trial": result.best.index,
-                                                 "best_options": result.best_options().to_dict()})
+                                                 "best_options": best_options.to_dict()})
     return metrics
 
 

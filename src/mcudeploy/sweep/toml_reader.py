@@ -13,7 +13,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, overload
 
 from ..errors import UsageError
 
@@ -66,6 +66,10 @@ class TableReader:
     def has(self, key: str) -> bool:
         return key in self.table
 
+    @overload
+    def text(self, key: str, default: str) -> str: ...
+    @overload
+    def text(self, key: str, default: None = None) -> str | None: ...
     def text(self, key: str, default: str | None = None) -> str | None:
         value = self.table.get(key, default)
         if value is not None and (not isinstance(value, str) or not value.strip()):

@@ -138,7 +138,8 @@ def _with_properties(name: str, base: int, size: int, prop: dict[str, Any], wher
     access = RIGHTS[rights]
     kind = "flash" if access == "r" else ("psram" if base >= EXTERNAL_MEMORY_START else "sram")
     bandwidth, note = 0.0, "from memory-pool file"
-    width, ratio = prop.get("byteWidth"), prop.get("freqRatio")
+    width: Any = prop.get("byteWidth")   # file values of any type, checked below
+    ratio: Any = prop.get("freqRatio")
     if (isinstance(width, (int, float)) and isinstance(ratio, (int, float)) and ratio > 0
             and math.isfinite(width / ratio * clock_hz) and width >= 0):
         bandwidth = width / ratio * clock_hz

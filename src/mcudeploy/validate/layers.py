@@ -137,7 +137,7 @@ def real(value: Value, array: np.ndarray) -> np.ndarray:
             * (np.asarray(array).astype(np.int64) - params.zero_point.reshape(shape))).astype(np.float32)
 
 
-def as_quantized_layout(array: np.ndarray, how: str) -> np.ndarray:
+def as_quantized_layout(array: np.ndarray, how: str | None) -> np.ndarray:
     """A float ``(N, *shape)`` tensor in the quantized tensor's layout (NCHW -> NHWC)."""
     return np.moveaxis(array, 2, -1) if how == "nchw" else array
 

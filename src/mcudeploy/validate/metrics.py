@@ -121,6 +121,7 @@ def compare_output(name: str, reference: np.ndarray, estimate: np.ndarray,
     classes = None if scores_reference is None else scores_reference.shape[1]
     top1 = top5 = float_accuracy = quantized_accuracy = None
     if classes is not None:
+        assert scores_reference is not None and scores_estimate is not None  # same shapes: both are scores
         top1 = top1_agreement(scores_reference, scores_estimate)
         top5 = top5_agreement(scores_reference, scores_estimate) if classes > 5 else None
         if labels is not None:

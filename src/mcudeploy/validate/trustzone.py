@@ -67,7 +67,7 @@ class TrustZoneCheck:
     code: GeneratedCodeCheck
     checks: dict[str, int]
     sau_ctrl_seen: int | None
-    wrong_checks: dict[str, int] = field(default_factory=dict)   # name -> status where it differs
+    wrong_checks: dict[str, int | None] = field(default_factory=dict)   # name -> status where it differs (None: absent)
 
     @property
     def passed(self) -> bool:

@@ -79,5 +79,7 @@ def search_step(graph, options: DeploymentOptions, settings: dict, locked: froze
         log.warning("the option search found no passing configuration in %d trial(s); what-if fixes: %s",
                     len(result.trials), fixes)
         return None
-    return Step("search", result.best_options(), f"the option search ({settings['objective']}, "
+    best_options = result.best_options()
+    assert best_options is not None and result.best is not None  # found: there is a best trial
+    return Step("search", best_options, f"the option search ({settings['objective']}, "
                 f"trial {result.best.index} of {len(result.trials)})")

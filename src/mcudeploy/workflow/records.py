@@ -47,7 +47,7 @@ class StageResult:
     stage: str
     status: str = OK
     summary: str = ""
-    figures: dict[str, float] = field(default_factory=dict)
+    figures: dict[str, float | None] = field(default_factory=dict)   # None: not measured (as run figures)
     details: dict[str, Any] = field(default_factory=dict)
     artefacts: list[str] = field(default_factory=list)
     reason: str | None = None

@@ -128,10 +128,10 @@ def run_deploy(project: Project, *, start: str | None = None, argv: Sequence[str
             recorder.tags["resumed_from"] = _resume(context, recorder, start)
         first = STAGES.index(start) if start is not None else 0
         for index, stage in enumerate(STAGES[first:-1], start=first):
-            result = recorder.run(stage, lambda stage=stage: STAGE_FUNCTIONS[stage](context),
-                                  model=_model_of(context, stage))
+            result = recorder.run(stage, _stage_call(stage, context), model=_model_of(context, stage))
             context.results[stage] = result
             context.cache.setdefault("payloads", {})[stage] = recorder.records[stage].payload
+            assert recorder.deploy_id is not None  # set when the first stage began
             _save(context, recorder.deploy_id)
             if on_stage is not None:
                 on_stage(index, result)
@@ -142,12 +142,18 @@ def run_deploy(project: Project, *, start: str | None = None, argv: Sequence[str
         recorder.close()
 
 
+def _stage_call(stage: str, context: DeployContext) -> Callable[[], StageResult]:
+    """Stage ``stage`` on ``context``, to call later (looked up in STAGE_FUNCTIONS then)."""
+    return lambda: STAGE_FUNCTIONS[stage](context)
+
+
 def _finish(context: DeployContext, recorder: StageRecorder, on_stage) -> DeployOutcome:
     """The report stage, the HTML page, the configurations kept."""
     context.cache["deploy_id"] = recorder.deploy_id
     failed = next((result for result in context.results.values() if result.status == FAILED), None)
     result = recorder.run("report", lambda: summary.report(context), model=context.project.model)
     context.results["report"] = result
+    assert recorder.deploy_id is not None  # set when the report stage began
     report_path = None
     if result.status == OK:
         report_path = write_html_report(recorder.records["report"], context.paths.report)

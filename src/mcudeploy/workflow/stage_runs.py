@@ -25,7 +25,7 @@ import logging
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import McuDeployError
 from ..runs.current import active_run
@@ -67,7 +67,7 @@ class StageRecorder:
                                    timeout=STORE_TIMEOUT_S) if enabled else None
         self.deploy_id: str | None = None
         self.records: dict[str, RunRecord] = {}
-        self._commit = GitCommit(project.folder)
+        self._commit: GitCommit | None = GitCommit(project.folder)
         self._git: str | None = None
 
     def close(self) -> None:
@@ -77,7 +77,7 @@ class StageRecorder:
     def _begin(self, stage: str, model: Path | None) -> Run:
         if self._commit is not None:
             self._git, self._commit = self._commit.result(), None
-        details = {"config": self.project.config(), "unhashed": UNHASHED, "model": model,
+        details: dict[str, Any] = {"config": self.project.config(), "unhashed": UNHASHED, "model": model,
                    "target": self.project.deployment.target, "stage": stage, "tags": self.tags,
                    "git_commit": self._git}
         if self.store is not None:

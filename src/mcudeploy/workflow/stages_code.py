@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,6 +48,10 @@ from .progress import progress_bar
 from .records import SKIPPED, StageResult
 from .stages_model import validation_samples
 
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..estimate.records import Estimate
+
 ARMV8M_CORES = ("23", "33", "35", "52", "55", "85")   # Cortex-M numbers with the Armv8-M architecture
 CODE_SEED = 1
 
@@ -67,7 +72,7 @@ def estimated(deployment):
     return result, "" if result.complete else "estimate incomplete (layers without figures)"
 
 
-def _step_row(step: Step, deployment) -> tuple[dict, object]:
+def _step_row(step: Step, deployment) -> tuple[dict, Estimate | None]:
     flash = sum(r.used for r in deployment.ledger.regions if r.kind == "flash")
     estimate, note = estimated(deployment)
     return ({"step": step.name, "raises": step.raises, "arena_bytes": deployment.plan.arena_bytes,
@@ -82,7 +87,7 @@ def _steps(context: DeployContext) -> list[Step]:
     return steps + ([searched] if searched is not None else [])
 
 
-def _plan_steps(context: DeployContext) -> tuple[list[Step], list[dict], object]:
+def _plan_steps(context: DeployContext) -> tuple[list[Step], list[dict], Deployment]:
     """Every step planned and estimated: the steps, their rows, the last step's deployment."""
     graph, steps = context.quantized_graph(), _steps(context)
     rows = []
@@ -117,13 +122,14 @@ def search(context: DeployContext) -> StageResult:
     current_run().figures({"latency_ms": last["latency_ms"], "steps": len(rows)})
     npu = chosen.mapping is not None and chosen.target is not None and chosen.target.npu is not None
     details = {"steps": rows, "chosen": last["step"], "latency_ms": last["latency_ms"], "latency_note": last["note"],
-               "fallback": fallback, "offload_macc": chosen.mapping.macc_rate if npu else None}
+               "fallback": fallback, "offload_macc": chosen.mapping.macc_rate if npu and chosen.mapping is not None else None}
     kept = f"; fallback kept: step '{fallback['step']}' fits ({fallback['config']})" if fallback else "; no step fits"
     chosen.require_fit(f"step '{last['step']}'" + kept)
     write_text(paths.deployment_config, options_toml(chosen.options, header=f"deployment options of "
                f"{context.project.name} (mcudeploy deploy, step '{last['step']}')"), "deployment config")
     context.cache["deployment"] = chosen
     latency = f"{last['latency_ms']:.3g} ms estimated" if last["latency_ms"] is not None else last["note"]
+    assert chosen.plan.placement is not None  # deploy() places the plan
     return StageResult("search", summary=f"{len(rows)} step(s), chosen '{last['step']}': arena "
                        f"{chosen.plan.arena_bytes:,} B in {chosen.plan.placement.arena_region}, flash "
                        f"{last['flash_bytes']:,} B, {latency}" + (f"; fallback '{fallback['step']}'" if fallback else ""),
@@ -220,7 +226,9 @@ def verify(context: DeployContext) -> StageResult:
     if not wanted:
         return StageResult("verify", SKIPPED, reason="[validation] code = []: no generated-code check asked for")
     feeds = code_feeds(context, deployment, context.project.section("validation")["code_samples"])
-    lines, figures, skipped = [], {}, []
+    lines: list[str] = []
+    figures: dict[str, float | None] = {}
+    skipped: list[str] = []
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     for engine in wanted:
         if engine != "host" and missing:

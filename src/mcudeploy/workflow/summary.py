@@ -46,8 +46,8 @@ class ResultsRow:
     model_sha256: str
     input_resolution: str
     quantization: str
-    activation_bytes: int | None
-    flash_bytes: int | None
+    activation_bytes: float | None     # the search stage's figures (a float-valued table)
+    flash_bytes: float | None
     latency_ms: float | None
     latency_note: str
     npu_utilisation: float | None
@@ -105,7 +105,7 @@ def results_row(context: DeployContext) -> ResultsRow:
 
 def stage_rows(context: DeployContext) -> list[dict[str, Any]]:
     """One entry per stage: status, run, duration, summary or reason, where it came from."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for stage in STAGES:
         result = context.results.get(stage)
         if stage == "report":

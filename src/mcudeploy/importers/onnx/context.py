@@ -70,6 +70,13 @@ class ConversionContext:
             return None
         return self.value(node.input[index])
 
+    def required_input(self, node: onnx.NodeProto, index: int) -> Value:
+        """IR value of input ``index``, which the op requires: refused when it is omitted."""
+        value = self.input(node, index)
+        if value is None:
+            raise self.invalid(node, f"its required input {index} is omitted")
+        return value
+
     def constant_input(self, node: onnx.NodeProto, index: int, what: str) -> np.ndarray | None:
         """The constant array of input ``index`` (``None`` when omitted); a non-constant
         input is refused, since the IR needs it as a static attribute."""
@@ -79,6 +86,13 @@ class ConversionContext:
         if array is None:
             raise self.unsupported(node, f"its {what} input {node.input[index]!r} is computed "
                                    "at run time; mcudeploy needs it to be a constant")
+        return array
+
+    def required_constant_input(self, node: onnx.NodeProto, index: int, what: str) -> np.ndarray:
+        """:meth:`constant_input` of an input the op requires: refused when it is omitted."""
+        array = self.constant_input(node, index, what)
+        if array is None:
+            raise self.invalid(node, f"its required {what} input (input {index}) is omitted")
         return array
 
     def output_used(self, node: onnx.NodeProto, index: int) -> bool:

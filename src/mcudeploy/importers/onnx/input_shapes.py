@@ -162,6 +162,7 @@ def known_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
             continue
         dims = [d.dim_value if d.WhichOneof("value") == "dim_value" else None
                 for d in tensor_type.shape.dim]
-        if all(d is not None and d > 0 for d in dims):
-            shapes[value.name] = tuple(dims)
+        static = [d for d in dims if d is not None and d > 0]
+        if len(static) == len(dims):
+            shapes[value.name] = tuple(static)
     return shapes

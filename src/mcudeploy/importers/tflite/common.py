@@ -68,8 +68,8 @@ def padding_1d(ctx: ConversionContext, size: int, kernel: int, stride: int,
     return total // 2, total - total // 2
 
 
-def spatial_pads(ctx: ConversionContext, in_hw: tuple[int, int], kernel_hw: tuple[int, int],
-                 strides: tuple[int, int], dilations: tuple[int, int] = (1, 1)) -> tuple[int, ...]:
+def spatial_pads(ctx: ConversionContext, in_hw: tuple[int, ...], kernel_hw: tuple[int, ...],
+                 strides: tuple[int, ...], dilations: tuple[int, ...] = (1, 1)) -> tuple[int, ...]:
     """IR pads ``(top, left, bottom, right)`` for NHWC height / width."""
     top, bottom = padding_1d(ctx, in_hw[0], kernel_hw[0], strides[0], dilations[0])
     left, right = padding_1d(ctx, in_hw[1], kernel_hw[1], strides[1], dilations[1])

@@ -21,7 +21,7 @@ the int8 constant followed by a DequantizeLinear node, so the graph stays a floa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -43,12 +43,19 @@ class ConversionContext:
         self.hybrid_weights: list[str] = []
         self.float16_weights: list[str] = []
         self._constants: dict[tuple[int, str], Value] = {}
-        self.operator: OperatorRecord | None = None
+        self._operator: OperatorRecord | None = None
         self.node_name = ""
 
     # -- the current operator -----------------------------------------------------------
+    @property
+    def operator(self) -> OperatorRecord:
+        """The operator being converted (set by :meth:`begin`)."""
+        if self._operator is None:
+            raise RuntimeError("ConversionContext.operator is read before begin()")
+        return self._operator
+
     def begin(self, operator: OperatorRecord) -> None:
-        self.operator = operator
+        self._operator = operator
         self.node_name = f"op_{operator.index}"
         count = len(self.model.tensors)
         if not operator.outputs or any(not 0 <= i < count for i in operator.outputs) \
@@ -56,7 +63,7 @@ class ConversionContext:
             raise ModelFormatError(f"{self.where()}: operator {operator.index} has inputs "
                                    f"{list(operator.inputs)} and outputs {list(operator.outputs)}, "
                                    f"but the model has {count} tensors (truncated or corrupt file)")
-        self.node_name = self.tensor_name(self.tensor(0, output=True)).split(";")[0] or \
+        self.node_name = self.tensor_name(self.output_tensor(0)).split(";")[0] or \
             f"op_{operator.index}"
 
     @property
@@ -83,6 +90,13 @@ class ConversionContext:
             raise ModelFormatError(f"{self.where()}: refers to tensor {index}, the model has "
                                    f"{len(self.model.tensors)} (truncated or corrupt file)")
         return self.model.tensors[index]
+
+    def output_tensor(self, position: int) -> TensorRecord:
+        """The record of output ``position``, which must exist."""
+        tensor = self.tensor(position, output=True)
+        if tensor is None:
+            raise ModelFormatError(f"{self.where()}: output {position} is missing")
+        return tensor
 
     def input_count(self) -> int:
         return len(self.operator.inputs)
@@ -150,11 +164,12 @@ class ConversionContext:
             if transform is not None:
                 array = np.ascontiguousarray(transform(array))
                 if quant is not None and quant.axis is not None:
-                    if quant.axis not in (axis_map or {}):
+                    axes = axis_map or {}
+                    if quant.axis not in axes:
                         raise self.unsupported(f"weights {tensor_label(tensor)} are quantized "
                                                f"per channel along axis {quant.axis}, which is "
                                                "not their output-channel axis")
-                    quant = QuantParams(quant.scale, quant.zero_point, axis_map[quant.axis])
+                    quant = QuantParams(quant.scale, quant.zero_point, axes[quant.axis])
             name = self.graph.unique_name(self.tensor_name(tensor) + (f"/{tag}" if tag else ""))
             value = Value.constant(name, array, quant=quant)
             if self._is_hybrid_weight(value):
@@ -178,23 +193,23 @@ class ConversionContext:
     def _output_value(self, position: int, shape: tuple[int, ...]) -> Value:
         """A new value for output ``position`` with the stored name, dtype and quantization
         (reserves the name: call once per output, when emitting its node)."""
-        tensor = self.tensor(position, output=True)
+        tensor = self.output_tensor(position)
         return Value(self.graph.unique_name(self.tensor_name(tensor)), ir_dtype(self.path, tensor),
                      tuple(shape), quant=quant_params(self.path, tensor),
                      layout="NHWC" if len(shape) == 4 else None)
 
     def output_dtype(self, position: int = 0) -> DType:
-        return ir_dtype(self.path, self.tensor(position, output=True))
+        return ir_dtype(self.path, self.output_tensor(position))
 
     def output_quant(self, position: int = 0) -> QuantParams | None:
         """The stored quantization of output ``position`` (for helper nodes that produce it
         before a final reshape)."""
-        return quant_params(self.path, self.tensor(position, output=True))
+        return quant_params(self.path, self.output_tensor(position))
 
     def stored_shape(self, position: int = 0) -> tuple[int, ...]:
-        return tuple(self.tensor(position, output=True).shape)
+        return tuple(self.output_tensor(position).shape)
 
-    def add_node(self, op: str, inputs: list[Value | None], attrs: dict[str, Any] | None = None,
+    def add_node(self, op: str, inputs: Sequence[Value | None], attrs: dict[str, Any] | None = None,
                  *, suffix: str = "") -> Node:
         """Emit the node producing the operator's outputs (stored name, dtype, quantization;
         the stored shape, checked against shape inference)."""
@@ -217,7 +232,7 @@ class ConversionContext:
             self.values[self.operator.outputs[position]] = value
         return node
 
-    def add_helper(self, op: str, inputs: list[Value | None], attrs: dict[str, Any] | None = None,
+    def add_helper(self, op: str, inputs: Sequence[Value | None], attrs: dict[str, Any] | None = None,
                    *, suffix: str, quant: QuantParams | None = None, main: bool = False) -> Value:
         """Emit an extra node whose output is ``<node>/<suffix>``; ``main`` gives the node
         itself the operator's name (it does the operator's work, e.g. the Gemm of an FC)."""
@@ -234,7 +249,7 @@ class ConversionContext:
         """Make output ``position`` of the operator be ``value`` (no node emitted)."""
         self.values[self.operator.outputs[position]] = value
 
-    def _infer(self, op: str, inputs: list[Value | None], attrs: dict[str, Any], name: str) -> list:
+    def _infer(self, op: str, inputs: Sequence[Value | None], attrs: dict[str, Any], name: str) -> list:
         normalized = get_op(op).normalize_attrs(attrs, node_name=name)
         try:
             return infer_types(op, inputs, normalized)

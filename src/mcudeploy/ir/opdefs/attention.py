@@ -31,7 +31,7 @@ def heads_view(q, k, v, attrs) -> tuple[tuple[int, ...], tuple[int, ...], tuple[
 
 
 def _attention_macc(node) -> int:
-    q, k, v = heads_view(*node.inputs[:3], node.attrs)
+    q, k, v = heads_view(node.inputs[0], node.inputs[1], node.inputs[2], node.attrs)
     total = node.outputs[1].shape[2]
     return q[0] * q[1] * q[2] * total * (q[3] + v[3])
 

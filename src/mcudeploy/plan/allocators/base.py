@@ -11,7 +11,7 @@ it never hides a plan above the capacity (the :class:`Plan` carries the capacity
 from __future__ import annotations
 
 import time
-from typing import Callable, Protocol
+from typing import Callable, Protocol, TypeVar
 
 from ..bounds import live_set_bound
 from ..buffers import PROOF_NONE, Buffer, Plan, arena_size_of
@@ -25,9 +25,12 @@ class Allocator(Protocol):
 ALLOCATORS: dict[str, Allocator] = {}
 
 
-def allocator(name: str) -> Callable[[Allocator], Allocator]:
+AllocatorT = TypeVar("AllocatorT", bound=Allocator)
+
+
+def allocator(name: str) -> Callable[[AllocatorT], AllocatorT]:
     """Decorator registering an allocator under ``name``."""
-    def register(function: Allocator) -> Allocator:
+    def register(function: AllocatorT) -> AllocatorT:
         ALLOCATORS[name] = function
         return function
     return register

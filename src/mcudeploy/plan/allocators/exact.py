@@ -93,7 +93,7 @@ def allocate_exact(buffers: list[Buffer], capacity: int | None = None,
         hint = allocate_greedy(buffers).offsets
     greedy_size = max((hint[b.id] + b.packed_size for b in buffers), default=0)
     minimise = capacity is None
-    limit = greedy_size if minimise else capacity
+    limit = greedy_size if capacity is None else capacity
     if not buffers or limit < max(b.packed_size for b in buffers):
         return make_plan(buffers, hint, "exact", started, capacity,
                          proof=PROOF_INFEASIBLE if buffers else PROOF_OPTIMAL)
@@ -112,5 +112,5 @@ def allocate_exact(buffers: list[Buffer], capacity: int | None = None,
             proven = int(solver.ObjectiveValue())
         return make_plan(buffers, found, "exact", started, capacity, proof, proven)
     proof = PROOF_INFEASIBLE if status == cp_model.INFEASIBLE else PROOF_NONE
-    proven = capacity + 1 if proof == PROOF_INFEASIBLE else None
+    proven = capacity + 1 if proof == PROOF_INFEASIBLE and capacity is not None else None
     return make_plan(buffers, hint, "exact", started, capacity, proof, proven)

@@ -45,8 +45,8 @@ def nhwc_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
     return (shape[0], shape[2], shape[3], shape[1]) if layout == "NCHW" else tuple(shape)
 
 
-def windows(padded: np.ndarray, out_hw: tuple[int, int], kernel_hw: tuple[int, int],
-            strides: tuple[int, int], dilations: tuple[int, int]) -> np.ndarray:
+def windows(padded: np.ndarray, out_hw: tuple[int, ...], kernel_hw: tuple[int, ...],
+            strides: tuple[int, ...], dilations: tuple[int, ...]) -> np.ndarray:
     """A read-only strided view ``[N, OH, OW, kH, kW, C]`` of the sliding windows of an
     NHWC array: ``view[n, y, x, i, j, c] = padded[n, y*sH + i*dH, x*sW + j*dW, c]``."""
     sn, sh, sw, sc = padded.strides

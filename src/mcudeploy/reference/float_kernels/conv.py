@@ -49,7 +49,7 @@ def _grouped(windows_view: np.ndarray, weights: np.ndarray, group: int) -> np.nd
 
 
 def conv2d_nhwc(x: np.ndarray, weights: np.ndarray, *, strides, dilations, pads, group: int,
-                out_hw: tuple[int, int]) -> np.ndarray:
+                out_hw: tuple[int, ...]) -> np.ndarray:
     """Float64 NHWC convolution without bias; ``weights`` ``[O, kH, kW, C/group]``."""
     padded = _pad_hw(x, pads)
     view = windows(padded, out_hw, weights.shape[1:3], strides, dilations)

@@ -6,6 +6,8 @@ toward zero (ONNX): ``q = sign(a) * sign(b) * (|a| // |b|)``; division by zero g
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ...ir import Node
@@ -23,7 +25,7 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.divide(a, b)
 
 
-_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _divide}
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": _divide}
 
 
 def _binary(node: Node, inputs: list) -> list[np.ndarray]:

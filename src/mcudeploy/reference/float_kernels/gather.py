@@ -5,6 +5,8 @@ Scatters apply updates in row-major order of ``indices``; ``reduction`` none ove
 with repeated indices the last update wins."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from ...errors import DataError
@@ -58,7 +60,7 @@ def gather_nd(node: Node, inputs: list) -> list[np.ndarray]:
 _COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def _scatter(node: Node, data: np.ndarray, positions: list, updates: np.ndarray) -> np.ndarray:
+def _scatter(node: Node, data: np.ndarray, positions: list, updates: Sequence[np.ndarray]) -> np.ndarray:
     """``data`` with ``updates[j]`` combined into ``data[positions[j]]``, j in order."""
     out = data.copy()
     combine = _COMBINE.get(node.attrs["reduction"])

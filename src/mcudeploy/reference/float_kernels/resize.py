@@ -16,6 +16,8 @@ input as the ONNX reference does. Multilinear resize is the composition over the
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ...ir import Node
@@ -40,7 +42,7 @@ def source_coordinates(out_size: int, in_size: int, mode: str) -> np.ndarray:
     raise ValueError(f"unknown coordinate_transformation_mode {mode!r}")
 
 
-_ROUNDING = {
+_ROUNDING: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "round_prefer_floor": lambda x: np.ceil(x - 0.5),
     "round_prefer_ceil": lambda x: np.floor(x + 0.5),
     "floor": np.floor,

@@ -3,6 +3,7 @@ activation clamp, requantization of accumulators, exact dot products, batch fold
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
@@ -94,7 +95,7 @@ def requantize_and_clamp(acc: np.ndarray, multiplier, shift, offset: int, low: i
     return value.astype(dtype)
 
 
-def clamp_to(values: np.ndarray, low: int, high: int, dtype: np.dtype) -> np.ndarray:
+def clamp_to(values: np.ndarray, low: int, high: int, dtype: npt.DTypeLike) -> np.ndarray:
     """Clamp to ``[low, high]`` and store as ``dtype`` (the kernel's final saturation)."""
     return np.clip(values, low, high).astype(dtype)
 

@@ -54,6 +54,7 @@ def _multipliers(node: Node, input_scale: np.float32, output_scale: np.float32):
         real = np.full(units, np.float64(input_scale) * np.float64(quant.scale[0])
                        / np.float64(output_scale))
         return fp.quantize_multipliers(real), -int(quant.zero_point[0])
+    assert quant.axis is not None  # several scales: per-channel (QuantParams checks it)
     if quant.axis % weights.rank != 0:
         raise UnsupportedError(f"{where(node)}: weights are quantized along axis {quant.axis}; "
                                "FULLY_CONNECTED needs per-output-unit scales (axis 0 of [N, K])")

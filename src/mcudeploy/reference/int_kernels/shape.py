@@ -83,7 +83,7 @@ def pad(node: Node, params: PadParams, inputs: list) -> list[np.ndarray]:
 def prepare_concat(node: Node) -> ConcatParams:
     out = node.outputs[0]
     output_scale, output_zero_point = per_tensor(node, out, "output")
-    plans = []
+    plans: list[tuple[int, int, int, int] | None] = []
     for value in node.inputs:
         scale, zero_point = per_tensor(node, value, f"input {value.name!r}")
         if (scale, zero_point) == (output_scale, output_zero_point):

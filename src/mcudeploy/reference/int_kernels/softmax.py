@@ -39,7 +39,7 @@ class SoftmaxParams:
     diff_min: int
 
 
-def prepare_softmax(node: Node) -> SoftmaxParams:
+def prepare_softmax(node: Node) -> SoftmaxParams | SoftmaxInt16Params:
     x, out = node.inputs[0], node.outputs[0]
     kind = need_dtype(node, x, ("int8", "int16"), "input")
     if kind == "int16":

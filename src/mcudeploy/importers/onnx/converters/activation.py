@@ -55,7 +55,7 @@ def convert_softmax(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 def emit_softmax_like(ctx: ConversionContext, node: onnx.NodeProto, op: str) -> None:
     """Softmax / LogSoftmax / Hardmax: one IR ``op`` over ``axis`` (opset >= 13 or the last
     axis), else over the input flattened to 2-D at ``axis`` and reshaped back."""
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     attrs = ctx.attributes(node)
     axis = attrs.get("axis", 1 if ctx.opset < 13 else -1)
     if not -x.rank <= axis < max(x.rank, 1):

@@ -18,7 +18,7 @@ from .spatial import NCHW, Window, emit_spatial, lift_input, resolve_window, spa
 def _read(ctx: ConversionContext, node: onnx.NodeProto):
     """Attributes, spatial rank, input spatial sizes, kernel and (lifted) X, W, B of a conv."""
     attrs = ctx.attributes(node)
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     rank = spatial_rank(ctx, node, x)
     kernel = ctx.shape_of(node.input[1])[2:]
     inputs = [lift_input(ctx, node, 0, rank), lift_input(ctx, node, 1, rank), ctx.input(node, 2)]

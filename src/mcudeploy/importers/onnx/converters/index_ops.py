@@ -23,6 +23,10 @@ def _ints(ctx: ConversionContext, node: onnx.NodeProto, index: int, what: str) -
     return None if array is None else [int(v) for v in array.reshape(-1)]
 
 
+def _required_ints(ctx: ConversionContext, node: onnx.NodeProto, index: int, what: str) -> list[int]:
+    return [int(v) for v in ctx.required_constant_input(node, index, what).reshape(-1)]
+
+
 def _axis(ctx: ConversionContext, node: onnx.NodeProto, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise ctx.invalid(node, f"axis {axis} is out of range for rank {rank}")
@@ -31,7 +35,7 @@ def _axis(ctx: ConversionContext, node: onnx.NodeProto, axis: int, rank: int) ->
 
 @converter("Gather", "GatherElements")
 def convert_gather(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x, indices = ctx.input(node, 0), ctx.input(node, 1)
+    x, indices = ctx.required_input(node, 0), ctx.input(node, 1)
     axis = _axis(ctx, node, ctx.attributes(node).get("axis", 0), x.rank)
     ctx.emit(node.op_type, [x, indices], {"axis": axis}, node)
 
@@ -44,7 +48,7 @@ def convert_gather_nd(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("ScatterElements", "Scatter")
 def convert_scatter_elements(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     attrs = ctx.attributes(node)
     ir_attrs = {"axis": _axis(ctx, node, attrs.get("axis", 0), x.rank),
                 "reduction": attrs.get("reduction", "none")}
@@ -59,7 +63,7 @@ def convert_scatter_nd(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("OneHot")
 def convert_one_hot(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    (depth,) = _ints(ctx, node, 1, "depth")
+    (depth,) = _required_ints(ctx, node, 1, "depth")
     axis = ctx.attributes(node).get("axis", -1)
     ctx.emit("OneHot", [ctx.input(node, 0), ctx.input(node, 2)], {"depth": depth, "axis": axis}, node)
 
@@ -73,12 +77,12 @@ def convert_trilu(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Tile")
 def convert_tile(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    ctx.emit("Tile", [ctx.input(node, 0)], {"repeats": _ints(ctx, node, 1, "repeats")}, node)
+    ctx.emit("Tile", [ctx.input(node, 0)], {"repeats": _required_ints(ctx, node, 1, "repeats")}, node)
 
 
 @converter("Expand")
 def convert_expand(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    ctx.emit("Expand", [ctx.input(node, 0)], {"shape": _ints(ctx, node, 1, "shape")}, node)
+    ctx.emit("Expand", [ctx.input(node, 0)], {"shape": _required_ints(ctx, node, 1, "shape")}, node)
 
 
 @converter("SpaceToDepth")
@@ -93,8 +97,9 @@ def convert_eye_like(ctx: ConversionContext, node: onnx.NodeProto) -> None:
     if len(shape) != 2:
         raise ctx.invalid(node, f"input of shape {list(shape)} is not 2-D")
     attrs = ctx.attributes(node)
+    source = ctx.constant(node.input[0])
     dtype = onnx_dtype(ctx, node, attrs["dtype"]).numpy if "dtype" in attrs else \
-        (ctx.constant(node.input[0]).dtype if ctx.constant(node.input[0]) is not None
+        (source.dtype if source is not None
          else ctx.values[node.input[0]].dtype.numpy)
     ctx.constants[node.output[0]] = np.eye(*shape, k=attrs.get("k", 0), dtype=dtype)
 

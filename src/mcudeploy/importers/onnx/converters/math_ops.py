@@ -72,7 +72,7 @@ def output_names(ctx: ConversionContext, node: onnx.NodeProto, count: int) -> li
 
 @converter("Neg")
 def convert_neg(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     if x.dtype.is_float:
         ctx.emit("Mul", [x, scalar(ctx, node, -1, x, "minus_one")], None, node)
     else:
@@ -81,7 +81,7 @@ def convert_neg(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Reciprocal")
 def convert_reciprocal(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     ctx.emit("Div", [scalar(ctx, node, 1, x, "one"), x], None, node)
 
 

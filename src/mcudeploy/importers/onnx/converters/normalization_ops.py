@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from ....ir import Value
 from ..context import ConversionContext
 from .math_ops import output_names
 from .registry import converter
@@ -53,15 +54,15 @@ def convert_instance_normalization(ctx: ConversionContext, node: onnx.NodeProto)
 
 @converter("GroupNormalization")
 def convert_group_normalization(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     attrs = _kept(ctx, node, ("num_groups", "epsilon", "stash_type"))
     groups, channels = attrs.get("num_groups", 0), x.shape[1] if x.rank > 1 else 0
-    inputs = [x]
+    inputs: list[Value | None] = [x]
     for index, what in ((1, "scale"), (2, "bias")):
         if ctx.opset >= 21 or channels == groups:
             inputs.append(ctx.input(node, index))
             continue
-        per_group = ctx.constant_input(node, index, what)
+        per_group = ctx.required_constant_input(node, index, what)
         if groups <= 0 or per_group.size != groups or channels % groups:
             raise ctx.invalid(node, f"{what} {list(per_group.shape)} does not match "
                               f"{groups} groups of {x.type_str()}")

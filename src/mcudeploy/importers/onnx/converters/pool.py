@@ -16,7 +16,7 @@ from .spatial import NCHW, emit_spatial, lift_input, resolve_window, spatial_ran
 
 def _pool(ctx: ConversionContext, node: onnx.NodeProto, op: str) -> None:
     attrs = ctx.attributes(node)
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     rank = spatial_rank(ctx, node, x)
     if "kernel_shape" not in attrs:
         raise ctx.unsupported(node, "the kernel_shape attribute is missing")
@@ -44,7 +44,7 @@ def convert_average_pool(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("GlobalAveragePool")
 def convert_global_average_pool(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    rank = spatial_rank(ctx, node, ctx.input(node, 0))
+    rank = spatial_rank(ctx, node, ctx.required_input(node, 0))
     emit_spatial(ctx, node, "GlobalAveragePool", [lift_input(ctx, node, 0, rank)],
                  {"layout": NCHW}, rank)
 
@@ -52,10 +52,10 @@ def convert_global_average_pool(ctx: ConversionContext, node: onnx.NodeProto) ->
 @converter("ReduceMean")
 def convert_reduce_mean(ctx: ConversionContext, node: onnx.NodeProto) -> None:
     attrs = ctx.attributes(node)
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     if ctx.opset >= 18:
-        axes = ctx.constant_input(node, 1, "axes")
-        axes = [] if axes is None else [int(a) for a in axes.reshape(-1)]
+        axes_input = ctx.constant_input(node, 1, "axes")
+        axes = [] if axes_input is None else [int(a) for a in axes_input.reshape(-1)]
     else:
         axes = list(attrs.get("axes", []))
     if not axes:

@@ -54,7 +54,7 @@ def quant_params(ctx: ConversionContext, node: onnx.NodeProto, rank: int) -> tup
 
 @converter("QuantizeLinear")
 def convert_quantize_linear(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     params, dtype = quant_params(ctx, node, x.rank)
     output = ctx.emit("QuantizeLinear", [x], {"to": dtype}, node).outputs[0]
     output.quant = params
@@ -63,7 +63,7 @@ def convert_quantize_linear(ctx: ConversionContext, node: onnx.NodeProto) -> Non
 
 @converter("DequantizeLinear")
 def convert_dequantize_linear(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     params, _ = quant_params(ctx, node, x.rank)
     if x.quant is None:
         x.quant = params
@@ -72,5 +72,6 @@ def convert_dequantize_linear(ctx: ConversionContext, node: onnx.NodeProto) -> N
             raise ctx.unsupported(node, f"its input {x.name!r} is already quantized with "
                                   f"{x.quant.describe()}, but this node dequantizes it with "
                                   f"{params.describe()}")
+        assert x.const is not None  # is_constant, checked above
         x = ctx.graph.add_constant(x.name, x.const, quant=params)
     ctx.emit("DequantizeLinear", [x], None, node).outputs[0].layout = x.layout

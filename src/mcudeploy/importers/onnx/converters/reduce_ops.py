@@ -40,7 +40,7 @@ def reduce_axes(ctx: ConversionContext, node: onnx.NodeProto, rank: int, since: 
 
 @converter(*REDUCTIONS)
 def convert_reduce(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     axes = reduce_axes(ctx, node, x.rank, REDUCTIONS[node.op_type])
     if axes is None:
         ctx.emit("Identity", [x], None, node)
@@ -51,7 +51,7 @@ def convert_reduce(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("GlobalMaxPool")
 def convert_global_max_pool(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     if x.rank < 3:
         raise ctx.invalid(node, f"input {x.type_str()} has no spatial axes")
     ctx.emit("ReduceMax", [x], {"axes": list(range(2, x.rank)), "keepdims": 1}, node)
@@ -61,7 +61,7 @@ def convert_global_max_pool(ctx: ConversionContext, node: onnx.NodeProto) -> Non
 def convert_arg(ctx: ConversionContext, node: onnx.NodeProto) -> None:
     attrs = ctx.attributes(node)
     kept = {key: attrs[key] for key in ("axis", "keepdims", "select_last_index") if key in attrs}
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     kept["axis"] = _axis(ctx, node, kept.get("axis", 0), x.rank)
     ctx.emit(node.op_type, [x], kept, node)
 
@@ -74,7 +74,7 @@ def _axis(ctx: ConversionContext, node: onnx.NodeProto, axis: int, rank: int) ->
 
 @converter("TopK")
 def convert_top_k(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     (k,) = _constant_ints(ctx, node, 1, "K")
     attrs = ctx.attributes(node)
     ir_attrs = {"k": k, "axis": _axis(ctx, node, attrs.get("axis", -1), x.rank),
@@ -86,7 +86,7 @@ def convert_top_k(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("CumSum")
 def convert_cum_sum(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     (axis,) = _constant_ints(ctx, node, 1, "axis")
     attrs = ctx.attributes(node)
     ctx.emit("CumSum", [x], {"axis": _axis(ctx, node, axis, x.rank),

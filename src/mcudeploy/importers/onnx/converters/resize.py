@@ -23,6 +23,7 @@ on every axis, writes the first equal form TFLite's RESIZE_NEAREST_NEIGHBOR has
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 import onnx
@@ -37,7 +38,7 @@ MAX_SCALE = 1e4   # a larger up-scaling is a damaged file, not a model for a mic
 # no flags, half_pixel_centers, align_corners (rounds half away from zero: prefer ceil here)
 TFLITE_NEAREST_FORMS = (("asymmetric", "floor"), ("tf_half_pixel_for_nn", "floor"),
                         ("align_corners", "round_prefer_ceil"))
-_ROUND = {"round_prefer_floor": lambda x: np.ceil(x - 0.5), "round_prefer_ceil": lambda x: np.floor(x + 0.5),
+_ROUND: dict[str, Callable[[np.ndarray], np.ndarray]] = {"round_prefer_floor": lambda x: np.ceil(x - 0.5), "round_prefer_ceil": lambda x: np.floor(x + 0.5),
           "floor": np.floor, "ceil": np.ceil}
 
 
@@ -120,7 +121,7 @@ def _check_resize_attributes(ctx: ConversionContext, node: onnx.NodeProto, attrs
 def convert_resize(ctx: ConversionContext, node: onnx.NodeProto) -> None:
     attrs = ctx.attributes(node)
     _check_resize_attributes(ctx, node, attrs)
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     scales = _present(ctx.constant_input(node, 2, "scales"))
     sizes = _present(ctx.constant_input(node, 3, "sizes"))
     axes = [a % x.rank for a in attrs.get("axes", range(x.rank))]
@@ -148,10 +149,10 @@ def convert_upsample(ctx: ConversionContext, node: onnx.NodeProto) -> None:
     mode = attrs.get("mode", "nearest")
     if mode not in ("nearest", "linear", "bilinear"):
         raise ctx.unsupported(node, f"mode {mode!r} is not supported (nearest, linear)")
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     scales = attrs.get("scales")
     if scales is None:
-        scales = ctx.constant_input(node, 1, "scales").reshape(-1)
+        scales = ctx.required_constant_input(node, 1, "scales").reshape(-1)
     sizes = _sizes_from_scales(ctx, node, x.shape, scales)
     _emit_resize(ctx, node, sizes, {"mode": "nearest" if mode == "nearest" else "linear",
                                     "coordinate_transformation_mode": "asymmetric",

@@ -14,6 +14,7 @@ pieces back).
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
 import onnx
@@ -23,6 +24,10 @@ from .registry import converter
 from .spatial import NCHW
 
 
+@overload
+def _ints(array: np.ndarray) -> list[int]: ...
+@overload
+def _ints(array: np.ndarray | None) -> list[int] | None: ...
 def _ints(array: np.ndarray | None) -> list[int] | None:
     return None if array is None else [int(v) for v in np.asarray(array).reshape(-1)]
 
@@ -65,8 +70,8 @@ def convert_dropout(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Reshape")
 def convert_reshape(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
-    target = _ints(ctx.constant_input(node, 1, "shape"))
+    x = ctx.required_input(node, 0)
+    target = _ints(ctx.required_constant_input(node, 1, "shape"))
     allow_zero = ctx.attributes(node).get("allowzero", 0)
     shape = []
     for index, size in enumerate(target):
@@ -89,7 +94,7 @@ def convert_reshape(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Flatten")
 def convert_flatten(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     axis = ctx.attributes(node).get("axis", 1)
     if not -x.rank <= axis <= x.rank:
         raise ctx.invalid(node, f"axis {axis} is out of range for {x.type_str()}")
@@ -98,7 +103,7 @@ def convert_flatten(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Squeeze")
 def convert_squeeze(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     axes = _attr_or_input(ctx, node, "axes", 1, since=13)
     if axes is None:
         axes = [i for i, d in enumerate(x.shape) if d == 1]
@@ -107,7 +112,7 @@ def convert_squeeze(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Unsqueeze")
 def convert_unsqueeze(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     axes = _attr_or_input(ctx, node, "axes", 1, since=13) or []
     axes = _axes(ctx, node, axes, x.rank + len(axes))
     ctx.emit("Unsqueeze", [x], {"axes": sorted(axes)}, node)
@@ -115,7 +120,7 @@ def convert_unsqueeze(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Transpose")
 def convert_transpose(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     perm = ctx.attributes(node).get("perm") or list(reversed(range(x.rank)))
     ctx.emit("Transpose", [x], {"perm": perm}, node)
 
@@ -138,7 +143,7 @@ def _is_empty(ctx: ConversionContext, name: str) -> bool:
 
 @converter("Split")
 def convert_split(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     attrs = ctx.attributes(node)
     axis = _axes(ctx, node, [attrs.get("axis", 0)], x.rank)[0]
     sizes = _attr_or_input(ctx, node, "split", 1, since=13)
@@ -167,9 +172,9 @@ def convert_split(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Slice")
 def convert_slice(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
-    starts, ends, axes, steps = (_ints(ctx.constant_input(node, i, what)) for i, what in
-                                 enumerate(("starts", "ends", "axes", "steps"), start=1))
+    x = ctx.required_input(node, 0)
+    starts, ends = (_ints(ctx.required_constant_input(node, i, what)) for i, what in ((1, "starts"), (2, "ends")))
+    axes, steps = (_ints(ctx.constant_input(node, i, what)) for i, what in ((3, "axes"), (4, "steps")))
     axes = _axes(ctx, node, axes if axes is not None else list(range(len(starts))), x.rank)
     steps = steps if steps is not None else [1] * len(starts)
     clamped_starts, clamped_ends = [], []
@@ -183,12 +188,12 @@ def convert_slice(ctx: ConversionContext, node: onnx.NodeProto) -> None:
 
 @converter("Pad")
 def convert_pad(ctx: ConversionContext, node: onnx.NodeProto) -> None:
-    x = ctx.input(node, 0)
+    x = ctx.required_input(node, 0)
     attrs = ctx.attributes(node)
     mode = attrs.get("mode", "constant")
     if mode not in ("constant", "reflect", "edge"):
         raise ctx.unsupported(node, f"mode {mode!r} is not supported (constant, reflect, edge)")
-    pads = _ints(ctx.constant_input(node, 1, "pads"))
+    pads = _ints(ctx.required_constant_input(node, 1, "pads"))
     constant = ctx.constant_input(node, 2, "constant_value")
     value = 0.0 if constant is None else float(np.asarray(constant).reshape(-1)[0])
     axes = _ints(ctx.constant_input(node, 3, "axes"))

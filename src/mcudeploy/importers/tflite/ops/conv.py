@@ -64,7 +64,7 @@ def depthwise_conv_2d(ctx: ConversionContext) -> None:
                   "group": channels, **fused_activation(ctx)})
 
 
-def _transpose_conv_output_hw(ctx: ConversionContext, x, w, strides) -> tuple[int, int]:
+def _transpose_conv_output_hw(ctx: ConversionContext, x, w, strides) -> tuple[int, ...]:
     """Output height / width: the stored output shape (or, with changed input shapes, the
     output_shape constant, else what SAME / VALID give)."""
     if not ctx.infer_shapes:

@@ -9,6 +9,8 @@ Quantized operands keep their own quantization parameters (on the values).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..common import converter, fused_activation
 from ..context import ConversionContext
 
@@ -44,7 +46,7 @@ def prelu(ctx: ConversionContext) -> None:
 @converter("SOFTMAX")
 def softmax(ctx: ConversionContext) -> None:
     x = ctx.require_input(0, "input")
-    attrs = {"axis": -1, "beta": float(ctx.options.get("beta", 1.0))}
+    attrs: dict[str, Any] = {"axis": -1, "beta": float(ctx.options.get("beta", 1.0))}
     output_dtype = ctx.output_dtype()
     if output_dtype != x.dtype and output_dtype.value in ("int8", "int16"):
         attrs["output_dtype"] = output_dtype.value

@@ -16,7 +16,7 @@ from ....ir import Value
 from ..common import converter
 from ..context import ConversionContext
 
-BINARY = {"MAXIMUM": "Max", "MINIMUM": "Min", "SQUARED_DIFFERENCE": "SquaredDifference",
+BINARY: dict[str, str | None] = {"MAXIMUM": "Max", "MINIMUM": "Min", "SQUARED_DIFFERENCE": "SquaredDifference",
           "POW": "Pow", "EQUAL": "Equal", "NOT_EQUAL": None, "LESS": "Less", "GREATER": "Greater",
           "LESS_EQUAL": "LessOrEqual", "GREATER_EQUAL": "GreaterOrEqual",
           "LOGICAL_AND": "And", "LOGICAL_OR": "Or"}
@@ -28,7 +28,9 @@ UNARY = {"RSQRT": "Rsqrt", "SQRT": "Sqrt", "EXP": "Exp", "LOG": "Log", "ABS": "A
 @converter(*(name for name, op in BINARY.items() if op))
 def binary(ctx: ConversionContext) -> None:
     a, b = ctx.require_input(0, "first operand"), ctx.require_input(1, "second operand")
-    ctx.add_node(BINARY[ctx.operator.op_name], [a, b])
+    op = BINARY[ctx.operator.op_name]
+    assert op is not None  # registered only for the ops with an IR op of their own
+    ctx.add_node(op, [a, b])
 
 
 @converter("NOT_EQUAL")

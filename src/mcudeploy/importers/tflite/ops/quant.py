@@ -36,7 +36,7 @@ def dequantize(ctx: ConversionContext) -> None:
         if array is None:
             raise ctx.unsupported("dequantizing a computed float16 tensor (float16 activations) "
                                   "is not supported; convert the model with float32 activations")
-        name = ctx.graph.unique_name(ctx.tensor_name(ctx.tensor(0, output=True)))
+        name = ctx.graph.unique_name(ctx.tensor_name(ctx.output_tensor(0)))
         ctx.bind(0, Value.constant(name, array.astype(np.float32)))
         ctx.float16_weights.append(name)
         return

@@ -32,7 +32,7 @@ def reshape(ctx: ConversionContext) -> None:
     x = ctx.require_input(0, "input")
     if not ctx.infer_shapes:
         target = ctx.stored_shape()
-    elif ctx.tensor(1) is not None and ctx.is_constant(ctx.tensor(1)):
+    elif (shape_tensor := ctx.tensor(1)) is not None and ctx.is_constant(shape_tensor):
         target = _resolve_shape(ctx, ctx.constant_ints(1, "shape"), x.size)
     else:
         target = _resolve_shape(ctx, list(ctx.options.get("new_shape", ())), x.size)
@@ -121,9 +121,9 @@ def _onnx_pads(ctx: ConversionContext, rank: int) -> list[int]:
 def pad(ctx: ConversionContext) -> None:
     x = ctx.require_input(0, "input")
     value = 0.0
-    if ctx.operator.op_name == "PADV2" and ctx.tensor(2) is not None:
+    if ctx.operator.op_name == "PADV2" and (constant_tensor := ctx.tensor(2)) is not None:
         raw = ctx.constant(2, "constant value").reshape(-1)
-        quant = quant_params(ctx.path, ctx.tensor(2))
+        quant = quant_params(ctx.path, constant_tensor)
         value = float(quant.dequantize(raw)[0]) if quant is not None else float(raw[0])
     ctx.add_node("Pad", [x], {"pads": _onnx_pads(ctx, x.rank), "value": value})
 

@@ -22,7 +22,7 @@ from ..context import ConversionContext
 
 def bind_constant(ctx: ConversionContext, position: int, array: np.ndarray) -> None:
     """Output ``position`` of the operator is the constant ``array`` (stored dtype)."""
-    tensor = ctx.tensor(position, output=True)
+    tensor = ctx.output_tensor(position)
     name = ctx.graph.unique_name(ctx.tensor_name(tensor))
     ctx.bind(position, Value.constant(name, np.asarray(array).astype(ctx.output_dtype(position).numpy)))
 
@@ -51,7 +51,7 @@ def emit_output(ctx: ConversionContext, position: int, op: str, inputs: list, at
                 suffix: str) -> None:
     """A node producing operator output ``position`` alone (stored name, dtype, quantization)."""
     (inferred,) = infer_types(op, inputs, get_op(op).normalize_attrs(attrs))
-    tensor = ctx.tensor(position, output=True)
+    tensor = ctx.output_tensor(position)
     value = Value(ctx.graph.unique_name(ctx.tensor_name(tensor)), ctx.output_dtype(position),
                   inferred.shape, quant=ctx.output_quant(position),
                   layout="NHWC" if len(inferred.shape) == 4 else None)
