@@ -6,7 +6,10 @@ plan`` of every MLPerf Tiny int8 model against Arm Vela's whole compile of the s
 Each command runs as a fresh process (what a user waits for: interpreter start, imports,
 work), ``--repeat`` times, alternating ours and Vela's so that machine noise hits both; the
 median wall time is kept. Goals (issue 8): ``--help`` under 0.15 s; ``plan`` of every model
-faster than Vela's compile (ratio < 1). Writes benchmarks/results/pipeline.md and .json.
+faster than Vela's compile (ratio < 1). Also the run store's cost around a command that does
+nothing (issue 13's goal: a few ms; median of 30 in-process calls of the recording hook, so
+that it is measured here and not asserted in a timed unit test). Writes
+benchmarks/results/pipeline.md and .json.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from paths import RESULTS, SHARED_MODELS
 
@@ -43,6 +47,28 @@ def median_of(commands: dict[str, list[str]], repeat: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def recording_overhead_ms(count: int = 30) -> float:
+    """Median wall time of :func:`mcudeploy.cli.recording.record_command` around a no-op, in
+    a fresh run store (open, insert, update, close)."""
+    import os
+
+    from mcudeploy.cli.recording import record_command
+    from paths import REPO
+
+    model = REPO / "examples" / "kws_cnn.onnx"
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ.pop("MCUDEPLOY_NO_RECORD", None)
+        args = argparse.Namespace(command="analyze", model=model, verbose=0, runs=str(Path(folder) / "runs.sqlite"),
+                                  no_record=False, json=None, csv=None)
+        record_command(args, ["analyze", str(model)], lambda: 0)
+        durations = []
+        for _ in range(count):
+            start = time.perf_counter()
+            record_command(args, ["analyze", str(model)], lambda: 0)
+            durations.append(time.perf_counter() - start)
+    return 1000 * statistics.median(durations)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -60,7 +86,8 @@ def main() -> None:
             rows.append({"model": model.split("/")[1], "plan_s": round(medians["plan"], 3),
                          "vela_s": round(medians["vela"], 3) if vela else None,
                          "ratio": round(medians["plan"] / medians["vela"], 3) if vela else None})
-    document = {"help_s": round(help_time, 3), "repeat": args.repeat, "target": TARGET, "rows": rows,
+    recording = recording_overhead_ms()
+    document = {"help_s": round(help_time, 3), "recording_ms": round(recording, 2), "repeat": args.repeat, "target": TARGET, "rows": rows,
                 "machine": platform.platform(), "python": platform.python_version()}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "pipeline.json").write_text(json.dumps(document, indent=1) + "\n")
@@ -68,6 +95,8 @@ def main() -> None:
              "", f"Command: `python benchmarks/pipeline_bench.py --repeat {args.repeat}` "
              f"(median wall time of fresh processes, ours and Vela's alternating; {platform.platform()}).",
              "", f"`mcudeploy --help`: **{help_time:.3f} s** (goal < 0.15 s).", "",
+             f"Recording a run (the hook around a command that does nothing, median of 30): "
+             f"**{recording:.1f} ms**.", "",
              f"| model | mcudeploy plan --target {TARGET} (s) | vela (s) | plan / vela |", "|---|---:|---:|---:|"]
     for row in rows:
         lines.append(f"| {row['model']} | {row['plan_s']:.3f} | {row['vela_s']} | {row['ratio']} |")

@@ -6,10 +6,8 @@ import argparse
 import csv
 import json
 import re
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -129,16 +127,12 @@ def test_runs_without_a_store_say_so(tmp_path, monkeypatch):
     assert proc.returncode == 2 and "no run store at" in proc.stderr
 
 
-def test_recording_costs_less_than_20_ms(run_store):
-    """The hook around a command that does nothing: open, insert, update, close (median of 30)."""
+def test_recording_around_a_command_writes_one_run_per_call(run_store):
+    """The hook around a command that does nothing records every call (its cost, a few ms,
+    is measured by benchmarks/pipeline_bench.py, not asserted here)."""
     args = argparse.Namespace(command="analyze", model=EXAMPLE, verbose=0, runs=None, no_record=False,
                               json=None, csv=None)
-    record_command(args, ["analyze", str(EXAMPLE)], lambda: 0)
-    durations = []
-    for _ in range(30):
-        start = time.perf_counter()
-        record_command(args, ["analyze", str(EXAMPLE)], lambda: 0)
-        durations.append(time.perf_counter() - start)
-    assert statistics.median(durations) < 0.020
+    for _ in range(31):
+        assert record_command(args, ["analyze", str(EXAMPLE)], lambda: 0) == 0
     with RunStore.open(run_store) as store:
         assert len(store.list_runs()) == 31
