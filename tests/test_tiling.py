@@ -150,6 +150,7 @@ def test_planner_makes_stripes_views_and_the_concat_in_place_and_the_peak_drops(
         [0, tiled.node(stripes[1]).attrs["starts"][0] * 96 * 3]
 
 
+@pytest.mark.slow
 def test_auto_tiling_reaches_a_limit_within_the_overhead():
     graph = shared_int8("mlperf_tiny/mobilenetv1_vww_int8.tflite")
     feeds = random_feeds(graph, 1)
