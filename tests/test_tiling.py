@@ -165,6 +165,20 @@ def test_auto_tiling_reaches_a_limit_within_the_overhead():
     assert_same_outputs(graph, tiled, feeds)
 
 
+def test_an_auto_tiling_that_stops_above_its_limit_is_a_warning_with_advice():
+    """With the I/O in the arena, no region of VWW lowers the arena: the user who asked for a
+    limit hears so, and what to try, instead of silently getting the untiled model."""
+    graph = shared_int8("mlperf_tiny/mobilenetv1_vww_int8.tflite")
+    options = parse_options({"target": {"name": "stm32h743"}, "kernels": {"variant": "reference"},
+                             "tiling": {"auto": True, "limit": 30000}}, "test.toml")
+    deployment = deploy(graph, options)
+    [warning] = [w for w in deployment.warnings if w.startswith("[tiling] auto")]
+    assert deployment.plan.arena_bytes > 30000 and "above the limit of 30000 bytes within 15% extra MACC" in warning
+    assert "max_overhead" in warning and "[split] auto = true" in warning
+    untouched = deploy(graph, replace(options, tiling_limit=None))       # no limit given: nothing to say
+    assert not any(w.startswith("[tiling]") for w in untouched.warnings)
+
+
 def test_deploy_with_tiling_options_from_toml():
     model = "mlperf_tiny/mobilenetv1_vww_int8.tflite"
     graph = shared_int8(model)

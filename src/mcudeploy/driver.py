@@ -108,7 +108,7 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
     mapping = map_graph(deployed, target, options.force_cpu) if target is not None else None
     kernels = choose_kernels(deployed, target, options.kernels)
     plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform)
-    warnings = []
+    warnings = transform.warnings()
     if not ledger.fits and options.kernels == "auto" and set(kernels.counts()) != {"reference"}:
         # 5b. the fast variants' scratch and their stricter overlap rules cost arena bytes: when
         #     they are what breaks the fit, the portable kernels run instead (a deployment that

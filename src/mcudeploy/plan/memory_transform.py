@@ -41,6 +41,19 @@ class MemoryTransform:
     def external(self) -> frozenset[str]:
         return self.split.external if self.split is not None else frozenset()
 
+    def warnings(self) -> list[str]:
+        """What the user asked for and did not get: an automatic tiling that stopped above its
+        limit (no region lowers the arena more within the MACC budget), said rather than silent."""
+        tiling = self.tiling
+        if tiling is None or tiling.arena_after is None or tiling.limit is None or tiling.arena_after <= tiling.limit:
+            return []
+        found = (f"{len(tiling.regions)} region(s), arena {tiling.arena_before} -> {tiling.arena_after} bytes"
+                 if tiling.regions else f"no region lowers the arena ({tiling.arena_after} bytes)")
+        return [f"[tiling] auto: {found}, above the limit of {tiling.limit} bytes within "
+                f"{tiling.max_overhead or 0:.0%} extra MACC; "
+                "raise [tiling] max_overhead, try the other [tiling] mode (rows | patches), or split the graph "
+                "([split] auto = true)"]
+
     def to_json(self) -> dict:
         return {"tiling": self.tiling.to_json() if self.tiling else None,
                 "split": self.split.to_json() if self.split else None,

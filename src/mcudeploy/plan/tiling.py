@@ -64,6 +64,7 @@ class TilingChoice:
     arena_before: int | None = None      # auto only: the arena the search started from
     arena_after: int | None = None
     limit: int | None = None
+    max_overhead: float | None = None    # auto only: the MACC budget of the search
     rule: str = "given"
     trials: int = 0
     seconds: float = 0.0
@@ -194,7 +195,8 @@ def auto_tiling(graph: Graph, plan: Planner, *, limit: int | None, max_overhead:
     original, base_macc = graph.copy(), total_macc(graph)
     state = _State((), (), original, plan(original))
     choice = TilingChoice((), macc_before=base_macc, macc_after=base_macc, arena_before=state.plan.arena_bytes,
-                          limit=limit, rule=f"auto: limit {limit}, max overhead {max_overhead:.0%}, {mode}")
+                          limit=limit, max_overhead=max_overhead,
+                          rule=f"auto: limit {limit}, max overhead {max_overhead:.0%}, {mode}")
     search = _Search(original, plan, base_macc, max_overhead, mode, alignment, io_in_arena, limit, choice)
     for _ in range(MAX_REGIONS):
         if limit is not None and state.plan.arena_bytes <= limit:
