@@ -27,15 +27,23 @@ def reshape(context: CallContext, call: KernelCall) -> None:
                  f"{context.pointer(y)})")
 
 
-@emitter("Transpose", "Slice", sources=("transpose.c", "strided_slice.c"))
-def move(context: CallContext, call: KernelCall) -> None:
+def _move(context: CallContext, call: KernelCall) -> None:
     """``function(NULL, &params, itemsize, &in_dims, x, &out_dims, y)``."""
     x, y = context.node.inputs[0], context.node.outputs[0]
-    call.sources = ("transpose.c",) if context.node.op == "Transpose" else ("strided_slice.c",)
     params = context.params_ref(call)
     call.call = (f"{kernel_function(context.node)}(NULL, {params}, {x.dtype.itemsize}, "
                  f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, "
                  f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
+
+
+@emitter("Transpose", sources=("transpose.c",))
+def transpose(context: CallContext, call: KernelCall) -> None:
+    _move(context, call)
+
+
+@emitter("Slice", sources=("strided_slice.c",))
+def slice_(context: CallContext, call: KernelCall) -> None:
+    _move(context, call)
 
 
 @emitter("Pad", sources=("pad.c",))
