@@ -164,3 +164,20 @@ def in_out(context: CallContext, call: KernelCall, index: int = 0) -> tuple[str,
     x, y = node.inputs[index], node.outputs[0]
     return (context.dims_ref(call, f"in{index}_dims", x.shape), context.pointer(x),
             context.dims_ref(call, "out_dims", y.shape), context.pointer(y))
+
+
+# -- two call shapes many kernels share -------------------------------------------------------
+def quant_in_out_call(context: CallContext, call: KernelCall) -> None:
+    """``function(NULL, &quant, &in_dims, x, &out_dims, y)`` (softmax, activations, log-softmax)."""
+    quant = context.quant(call)
+    in_dims, in_pointer, out_dims, out_pointer = in_out(context, call)
+    call.call = f"{kernel_function(context.node)}(NULL, {quant}, {in_dims}, {in_pointer}, {out_dims}, {out_pointer})"
+
+
+def params_itemsize_in_out_call(context: CallContext, call: KernelCall) -> None:
+    """``function(NULL, &params, itemsize, &in_dims, x, &out_dims, y)`` (the data movers)."""
+    x, y = context.node.inputs[0], context.node.outputs[0]
+    params = context.params_ref(call)
+    call.call = (f"{kernel_function(context.node)}(NULL, {params}, {x.dtype.itemsize}, "
+                 f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, "
+                 f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")

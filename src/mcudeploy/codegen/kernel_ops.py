@@ -15,6 +15,7 @@ from .kernel_calls import (
     emitter,
     in_out,
     kernel_function,
+    quant_in_out_call,
 )
 from .kernel_table import reduced_axes, suffix
 
@@ -90,33 +91,20 @@ def reduce_mean(context: CallContext, call: KernelCall) -> None:
                  f"{context.pointer(x)}, {context.dims_ref(call, 'out_dims', kept)}, {context.pointer(y)})")
 
 
-def _unary(context: CallContext, call: KernelCall) -> None:
-    """``function(NULL, &quant, &in_dims, in, &out_dims, out)``."""
-    quant = context.quant(call)
-    in_dims, in_pointer, out_dims, out_pointer = in_out(context, call)
-    call.call = f"{kernel_function(context.node)}(NULL, {quant}, {in_dims}, {in_pointer}, {out_dims}, {out_pointer})"
-
-
 @emitter("Softmax", sources=("softmax.c", "fixed_point_functions.c"))
 def softmax(context: CallContext, call: KernelCall) -> None:
     if suffix(context.node.inputs[0]) != "s8":
         raise UnsupportedError(f"node {context.node.name!r}: Softmax with {context.node.inputs[0].dtype} "
                                "input has no C kernel (the runtime takes int8 input, int8 or int16 output)")
-    _unary(context, call)
+    quant_in_out_call(context, call)
 
 
 @emitter("Sigmoid", "Tanh", sources=("smooth_step.c", "fixed_point_functions.c"))
 def smooth_step(context: CallContext, call: KernelCall) -> None:
     if suffix(context.node.outputs[0]) == "s16":   # TFLM's interpolated sigmoid table, its own source file
         call.sources = ("smooth_step_s16.c",)
-    _unary(context, call)
+    quant_in_out_call(context, call)
 
 
-@emitter("HardSwish", sources=("hard_swish.c",))
-def hard_swish(context: CallContext, call: KernelCall) -> None:
-    _unary(context, call)
-
-
-@emitter("LeakyRelu", sources=("leaky_relu.c",))
-def leaky_relu(context: CallContext, call: KernelCall) -> None:
-    _unary(context, call)
+emitter("HardSwish", sources=("hard_swish.c",))(quant_in_out_call)
+emitter("LeakyRelu", sources=("leaky_relu.c",))(quant_in_out_call)

@@ -3,7 +3,7 @@ movement kernels (reshape, transpose, slice, pad, concat, resize). Functions and
 fields come from :mod:`.kernel_table`, which ``runtime/tests/c_runners.py`` reads too."""
 from __future__ import annotations
 
-from .kernel_calls import CallContext, KernelCall, c_initializer, emitter, kernel_function
+from .kernel_calls import CallContext, KernelCall, c_initializer, emitter, kernel_function, params_itemsize_in_out_call
 from .kernel_table import concat_quants, suffix
 
 
@@ -27,23 +27,8 @@ def reshape(context: CallContext, call: KernelCall) -> None:
                  f"{context.pointer(y)})")
 
 
-def _move(context: CallContext, call: KernelCall) -> None:
-    """``function(NULL, &params, itemsize, &in_dims, x, &out_dims, y)``."""
-    x, y = context.node.inputs[0], context.node.outputs[0]
-    params = context.params_ref(call)
-    call.call = (f"{kernel_function(context.node)}(NULL, {params}, {x.dtype.itemsize}, "
-                 f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, "
-                 f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
-
-
-@emitter("Transpose", sources=("transpose.c",))
-def transpose(context: CallContext, call: KernelCall) -> None:
-    _move(context, call)
-
-
-@emitter("Slice", sources=("strided_slice.c",))
-def slice_(context: CallContext, call: KernelCall) -> None:
-    _move(context, call)
+emitter("Transpose", sources=("transpose.c",))(params_itemsize_in_out_call)
+emitter("Slice", sources=("strided_slice.c",))(params_itemsize_in_out_call)
 
 
 @emitter("Pad", sources=("pad.c",))

@@ -7,7 +7,14 @@ which ``runtime/tests/c_runners.py`` reads too.
 from __future__ import annotations
 
 from ..errors import UnsupportedError
-from .kernel_calls import CallContext, KernelCall, emitter, kernel_function
+from .kernel_calls import (
+    CallContext,
+    KernelCall,
+    emitter,
+    kernel_function,
+    params_itemsize_in_out_call,
+    quant_in_out_call,
+)
 from .kernel_table import padded_axis, reduced_axes
 
 
@@ -76,14 +83,7 @@ def gather(context: CallContext, call: KernelCall) -> None:
                  f"{_indices(context, call)}, {context.pointer(y)})")
 
 
-@emitter("Tile", "Expand", sources=("gather.c",))
-def tile(context: CallContext, call: KernelCall) -> None:
-    """Expand is a Tile by ``out / in`` per axis (each input axis is 1 or the output's)."""
-    x, y = context.node.inputs[0], context.node.outputs[0]
-    params = context.params_ref(call)
-    call.call = (f"{kernel_function(context.node)}(NULL, {params}, {x.dtype.itemsize}, "
-                 f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, "
-                 f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
+emitter("Tile", "Expand", sources=("gather.c",))(params_itemsize_in_out_call)   # Expand: a Tile by out / in
 
 
 def _elementwise_unary(context: CallContext, call: KernelCall) -> None:
@@ -94,19 +94,5 @@ def _elementwise_unary(context: CallContext, call: KernelCall) -> None:
                  f"{context.pointer(x)}, {context.pointer(y)})")
 
 
-@emitter("Abs", sources=("unary_math.c",))
-def abs_(context: CallContext, call: KernelCall) -> None:
-    _elementwise_unary(context, call)
-
-
-@emitter("Rsqrt", sources=("unary_math.c",))
-def rsqrt(context: CallContext, call: KernelCall) -> None:
-    _elementwise_unary(context, call)
-
-
-@emitter("LogSoftmax", sources=("log_softmax.c", "fixed_point_functions.c"))
-def log_softmax(context: CallContext, call: KernelCall) -> None:
-    x, y = context.node.inputs[0], context.node.outputs[0]
-    quant = context.quant(call)
-    call.call = (f"{kernel_function(context.node)}(NULL, {quant}, {context.dims_ref(call, 'in0_dims', x.shape)}, "
-                 f"{context.pointer(x)}, {context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
+emitter("Abs", "Rsqrt", sources=("unary_math.c",))(_elementwise_unary)
+emitter("LogSoftmax", sources=("log_softmax.c", "fixed_point_functions.c"))(quant_in_out_call)
