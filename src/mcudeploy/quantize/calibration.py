@@ -19,7 +19,8 @@ than ``RECOMMENDED_MIN`` samples logs a warning; samples that all look alike (no
 between them, or a constant input) log a note, since ranges then describe one input only.
 :func:`calibrate` streams every sample through the float model (:mod:`.forward`) with a
 progress bar and feeds every tensor to a :class:`~.observers.TensorObserver`: memory is one
-sample's live tensors plus the observers' fixed state, whatever the number of samples.
+sample's tensors per thread (onnxruntime: all of them; numpy: the live ones) plus the
+observers' fixed state, whatever the number of samples.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ import numpy as np
 from ..data_files import arrays_for_inputs, check_array, check_arrays
 from ..errors import DataError, GraphError, UnsupportedError, UsageError
 from ..ir import DType, Graph
-from .forward import forward
+from .forward import Runner, float_runner
 from .observers import TensorObserver
 from .progress import progress_bar
 
@@ -242,18 +243,19 @@ def _observe(graph: Graph, observed: dict[str, TensorObserver], histogram: bool,
     return visit
 
 
-def _calibrate_part(graph: Graph, samples: list[Sample], indices: range, histogram: bool,
+def _calibrate_part(graph: Graph, runner: Runner, samples: list[Sample], indices: range, histogram: bool,
                     advance) -> dict[str, TensorObserver]:
     observed: dict[str, TensorObserver] = {}
     for index in indices:
-        forward(graph, samples[index], visit=_observe(graph, observed, histogram, index))
+        runner(samples[index], visit=_observe(graph, observed, histogram, index))
         advance()
     return observed
 
 
 def calibrate(graph: Graph, samples: list[Sample], *, progress: bool = True, histogram: bool = True,
-              threads: int | None = None) -> dict[str, TensorObserver]:
-    """Stream every sample through the float model (:func:`~.forward.forward`): a
+              threads: int | None = None, runner: Runner | None = None) -> dict[str, TensorObserver]:
+    """Stream every sample through the float model (``runner``, default
+    :func:`~.forward.float_runner`: onnxruntime when it can, else numpy): a
     :class:`TensorObserver` per float tensor (``histogram=False``: min / max only, what the
     minmax method reads). ``threads`` (default :data:`CALIBRATION_THREADS`, at most the CPU
     count) run interleaved samples at once, each with its own observers, merged at the end
@@ -261,12 +263,13 @@ def calibrate(graph: Graph, samples: list[Sample], *, progress: bool = True, his
     BLAS's products release the interpreter lock. Memory: ``threads`` samples' live tensors
     plus the observers, whatever the number of samples."""
     count = max(1, min(threads or CALIBRATION_THREADS, os.cpu_count() or 1, len(samples)))
+    runner = runner or float_runner(graph)
     with progress_bar(f"calibrating {graph.name}", len(samples), enabled=progress) as advance:
         if count == 1:
-            parts = [_calibrate_part(graph, samples, range(len(samples)), histogram, advance)]
+            parts = [_calibrate_part(graph, runner, samples, range(len(samples)), histogram, advance)]
         else:
             with ThreadPoolExecutor(count) as pool:
-                futures = [pool.submit(_calibrate_part, graph, samples, range(start, len(samples), count),
+                futures = [pool.submit(_calibrate_part, graph, runner, samples, range(start, len(samples), count),
                                        histogram, advance) for start in range(count)]
                 parts = [future.result() for future in futures]
     observed = parts[0]

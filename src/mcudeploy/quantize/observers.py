@@ -80,7 +80,7 @@ class TensorObserver:
         """Observe ``array``; False (nothing observed) when it holds a NaN or an Inf: its
         min or max is then not finite (NaN propagates through both), so no separate
         finiteness pass over the values is needed."""
-        flat = np.asarray(array).reshape(-1)
+        flat = np.ravel(np.asarray(array), order="K")   # memory order: a transposed view stays a view
         if flat.size == 0:
             return True
         low, high = float(flat.min()), float(flat.max())

@@ -29,7 +29,7 @@ from ..errors import UnsupportedError, UsageError
 from ..ir import Graph
 from .apply import WEIGHT_GRANULARITIES, QuantizeOptions, quantize_graph
 from .calibration import CALIBRATION_THREADS, ImagePreprocessing, calibrate, load_calibration
-from .forward import forward
+from .forward import float_runner
 from .observers import RANGE_METHODS, needs_histogram, observed_range
 from .prepare import prepare_for_quantization
 from .progress import progress_bar
@@ -124,11 +124,17 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
     prepared = prepare_for_quantization(graph)
     samples = load_calibration(calibration, prepared, preprocessing=preprocessing)
     evaluation = samples[:evaluation_count(prepared, config, len(samples))]
-    observed = calibrate(prepared, samples, progress=config.progress, histogram=needs_histogram(config.observer))
+    runner = float_runner(prepared)
+    observed = calibrate(prepared, samples, progress=config.progress, histogram=needs_histogram(config.observer),
+                         runner=runner)
+    # every tensor of the few evaluation samples (bounded by EVALUATION_VALUES), then the
+    # runner (an onnxruntime session keeps its memory arena) is released before the report
+    float_captures = [runner(sample, keep=None) for sample in evaluation]
+    del runner
     ranges = {name: observed_range(observer, config.observer) for name, observer in observed.items()}
     mixed = None
     if config.auto_mixed:
-        float_outputs = [forward(prepared, sample) for sample in evaluation]
+        float_outputs = [{v.name: capture[v.name] for v in prepared.outputs} for capture in float_captures]
         scorer = OutputScorer(prepared, stack_samples(evaluation), stack_samples(float_outputs))
         mixed = choose_mixed_precision(prepared, ranges, scorer, target_cosine=config.target_cosine,
                                        target_sqnr=config.target_sqnr, fallback=config.fallback,
@@ -140,19 +146,18 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
         options = (replace(options, int16=options.int16 | chosen) if mixed.fallback == "int16"
                    else replace(options, keep_float=options.keep_float | chosen))
     result = quantize_graph(prepared, ranges, options)
-    report = _report(graph, prepared, result.graph, observed, evaluation, config, len(samples))
+    report = _report(graph, prepared, result.graph, observed, evaluation, float_captures, config, len(samples))
     report.float_nodes, report.int16_nodes = result.float_nodes, sorted(options.int16)
     return QuantizationOutcome(result.graph, prepared, ranges, report, mixed, result.unsupported)
 
 
-def _report(graph: Graph, prepared: Graph, quantized: Graph, observed, evaluation: list, config: QuantizationConfig,
-            count: int) -> QuantizationReport:
+def _report(graph: Graph, prepared: Graph, quantized: Graph, observed, evaluation: list, float_captures: list,
+            config: QuantizationConfig, count: int) -> QuantizationReport:
     """The report, measured sample by sample on ``evaluation`` (:class:`ReportEvaluation`;
     the sums do not depend on the order, so samples run on several threads)."""
     figures, lock = ReportEvaluation(prepared, quantized), threading.Lock()
 
-    def evaluate(sample) -> None:
-        float_capture = forward(prepared, sample, keep=None)
+    def evaluate(sample, float_capture) -> None:
         quantized_capture = run_quantized(quantized, {k: v[None] for k, v in sample.items()}, capture=True)
         with lock:
             figures.add(float_capture, quantized_capture)
@@ -161,7 +166,7 @@ def _report(graph: Graph, prepared: Graph, quantized: Graph, observed, evaluatio
     threads = max(1, min(CALIBRATION_THREADS, os.cpu_count() or 1, len(evaluation)))
     with progress_bar(f"evaluating {graph.name}", len(evaluation), enabled=config.progress) as advance:
         with ThreadPoolExecutor(threads) as pool:
-            for future in [pool.submit(evaluate, sample) for sample in evaluation]:
+            for future in [pool.submit(evaluate, *pair) for pair in zip(evaluation, float_captures, strict=True)]:
                 future.result()
     return QuantizationReport(
         model=str(graph.metadata.get("path", graph.name)), observer=config.observer, samples=count,
