@@ -12,9 +12,11 @@ first), :class:`~.data.Samples` for the float model's inputs and optional labels
    engine, batch by batch (as many samples as keep the integer kernels' working arrays
    within 256 MiB: memory is bounded whatever the number of samples; only the outputs are
    kept), with a progress bar; dequantize integer outputs, ``r = scale * (q - zero_point)``;
+   with ``per_layer``, this is the one capture pass of :func:`~.layers.compare_layers`
+   (the float model after its clean-up passes), which hands each batch's outputs over;
 4. per output: :func:`~.metrics.compare_output` (labels go to the first class-score output)
-   and :func:`~.thresholds.checks_for`; with ``per_layer`` (or when the accuracy drop calls
-   for a mixed-precision hint) :func:`~.layers.compare_layers`.
+   and :func:`~.thresholds.checks_for`; when the accuracy drop calls for a mixed-precision
+   hint and ``per_layer`` was not asked, :func:`~.layers.compare_layers` runs afterwards.
 """
 from __future__ import annotations
 
@@ -131,26 +133,41 @@ def quantized_feeds(float_graph: Graph, quantized_graph: Graph, samples: Samples
     return feeds
 
 
+class _OutputParts:
+    """Both models' outputs, batch after batch, keyed by the float output name (the pairs
+    are positional): float outputs in the quantized layout, quantized ones dequantized."""
+
+    def __init__(self, pairs: list[tuple[Value, Value, str]]) -> None:
+        self.pairs = pairs
+        self.float: dict[str, list] = {v.name: [] for v, _, _ in pairs}
+        self.quantized: dict[str, list] = {v.name: [] for v, _, _ in pairs}
+
+    def add(self, float_arrays: list[np.ndarray], quantized_arrays: list[np.ndarray]) -> None:
+        for (float_value, value, how), float_array, array in zip(self.pairs, float_arrays, quantized_arrays,
+                                                                 strict=True):
+            self.float[float_value.name].append(as_quantized_layout(np.asarray(float_array, np.float32), how))
+            self.quantized[float_value.name].append(real(value, array))
+
+    def joined(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        return ({name: np.concatenate(parts) for name, parts in self.float.items()},
+                {name: np.concatenate(parts) for name, parts in self.quantized.items()})
+
+
 def _run_both(float_graph: Graph, quantized_graph: Graph, samples: Samples, feeds: dict, *,
               progress: bool = True) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Float outputs and dequantized quantized outputs, both keyed by the float output name,
     computed batch by batch (:func:`~mcudeploy.quantize.simulate.samples_per_batch` of the
     quantized graph): only the outputs of all samples are kept, never their tensors."""
-    pairs = _pair("output", float_graph.outputs, quantized_graph.outputs, float_graph, quantized_graph)
-    float_parts: dict[str, list] = {v.name: [] for v, _, _ in pairs}
-    quantized_parts: dict[str, list] = {v.name: [] for v, _, _ in pairs}
+    parts = _OutputParts(_pair("output", float_graph.outputs, quantized_graph.outputs, float_graph, quantized_graph))
     size = samples_per_batch(quantized_graph)
     with progress_bar(f"validating {_model(quantized_graph)}", samples.count, enabled=progress) as advance:
         for inputs, batch in zip(batches(samples.arrays, size), batches(feeds, size)):
             float_results = ENGINES["float"].run(float_graph, inputs)
             quantized_results = ENGINES["int"].run(quantized_graph, batch)
-            for float_value, value, how in pairs:
-                float_parts[float_value.name].append(as_quantized_layout(
-                    np.asarray(float_results[float_value.name], np.float32), how))
-                quantized_parts[float_value.name].append(real(value, quantized_results[value.name]))
+            parts.add([float_results[v.name] for v in float_graph.outputs],
+                      [quantized_results[v.name] for v in quantized_graph.outputs])
             advance(next(iter(batch.values())).shape[0] if batch else 1)
-    return ({name: np.concatenate(parts) for name, parts in float_parts.items()},
-            {name: np.concatenate(parts) for name, parts in quantized_parts.items()})
+    return parts.joined()
 
 
 def validate_models(float_graph: Graph, quantized_graph: Graph, samples: Samples, *,
@@ -160,14 +177,22 @@ def validate_models(float_graph: Graph, quantized_graph: Graph, samples: Samples
     quantized_graph = integer_form(quantized_graph)
     check_models(float_graph, quantized_graph)
     feeds = quantized_feeds(float_graph, quantized_graph, samples)
-    float_outputs, quantized_outputs = _run_both(float_graph, quantized_graph, samples, feeds, progress=progress)
+    layers = None
+    if per_layer:   # one pass: the captures give the outputs too
+        parts = _OutputParts(_pair("output", float_graph.outputs, quantized_graph.outputs, float_graph,
+                                   quantized_graph))
+        layers = compare_layers(float_graph, quantized_graph, samples.arrays, feeds, progress=progress,
+                                on_batch=parts.add)
+        float_outputs, quantized_outputs = parts.joined()
+    else:
+        float_outputs, quantized_outputs = _run_both(float_graph, quantized_graph, samples, feeds, progress=progress)
     labelled = next((v.name for v in float_graph.outputs if class_count(v.shape)), None)
     metrics = [compare_output(name, float_outputs[name], quantized_outputs[name],
                               labels if name == labelled else None) for name in float_outputs]
     checks = [check for m in metrics for check in checks_for(m, thresholds)]
     hint_needed = needs_mixed_precision(metrics)
-    layers = (compare_layers(float_graph, quantized_graph, samples.arrays, feeds, progress=progress)
-              if per_layer or hint_needed else None)
+    if layers is None and hint_needed:
+        layers = compare_layers(float_graph, quantized_graph, samples.arrays, feeds, progress=progress)
     hint = mixed_precision_hint(layers.most_sensitive()) if hint_needed and layers else None
     return ValidationResult(_model(float_graph), _model(quantized_graph), samples.source,
                             samples.count, metrics, checks, layers, hint,

@@ -36,6 +36,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -181,13 +182,16 @@ def _add_pair(agreement: Agreement, pair: tuple[Value, Value, Node, str], float_
 
 
 def compare_layers(float_graph: Graph, quantized_graph: Graph, float_feeds: dict[str, np.ndarray],
-                   quantized_feeds: dict[str, np.ndarray], *, progress: bool = True) -> LayerReport:
+                   quantized_feeds: dict[str, np.ndarray], *, progress: bool = True,
+                   on_batch: Callable[[list, list], None] | None = None) -> LayerReport:
     """Run both models with capture, batch by batch, and compare every paired tensor: per
     pair the sums of :class:`~mcudeploy.quantize.metrics.Agreement` (and the largest error)
     accumulate over the batches, so memory is one batch's tensors whatever the number of
     samples.
 
     ``quantized_graph`` must run on the ``int`` engine as it is (convert a QDQ graph first).
+    ``on_batch(float outputs, quantized outputs)`` (graph outputs by position) sees every
+    batch, so that the caller needs no second pass for the outputs.
     """
     float_graph = float_graph.copy()
     run_pipeline(float_graph, "cleanup")
@@ -203,6 +207,9 @@ def compare_layers(float_graph: Graph, quantized_graph: Graph, float_feeds: dict
             for pair in pairs:
                 _add_pair(agreements[pair[1].name], pair, float_capture, quantized_capture)
             _add_inputs(inputs, float_graph, quantized_graph, float_batch, quantized_batch)
+            if on_batch is not None:
+                on_batch([float_capture[v.name] for v in float_graph.outputs],
+                         [quantized_capture[v.name] for v in quantized_graph.outputs])
             del float_capture, quantized_capture
             advance(next(iter(quantized_batch.values())).shape[0] if quantized_batch else 1)
     measured = {name: agreement.sqnr_db for name, agreement in agreements.items()}
