@@ -49,3 +49,18 @@ def test_models_that_do_not_pair_are_refused(tmp_path):
         check_models(load_model(tiny_pair(tmp_path)[0]), nhwc_int8_graph())
     with pytest.raises(UsageError, match="not quantized"):
         validate_models(nchw_float_graph(), nchw_float_graph(), Samples({}, True, "-"))
+
+
+def test_an_autoencoder_output_gets_no_top_k():
+    """MLPerf Tiny's anomaly detector maps 640 values to 640: a reconstruction, not class
+    scores, so validate reports no top-1 / top-5 (a 10-class output of the same shape
+    kind keeps them, see test_validate_metrics)."""
+    from conftest import shared_model
+    from mcudeploy.validate.data import random_samples
+
+    float_graph = load_model(shared_model("mlperf_tiny/fc_autoencoder_float.tflite"))
+    quantized = load_model(shared_model("mlperf_tiny/fc_autoencoder_int8.tflite"))
+    samples = random_samples(float_graph, 4, 0, DEFAULT_RANGE)
+    result = validate_models(float_graph, quantized, samples, progress=False)
+    assert [m.top1_agreement for m in result.metrics] == [None]
+    assert [c.metric for c in result.checks] == ["cosine"]

@@ -21,6 +21,7 @@ first), :class:`~.data.Samples` for the float model's inputs and optional labels
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,6 +93,16 @@ def _pair(kind: str, float_values: list[Value], quantized_values: list[Value],
                              f"{list(value.shape)} of {_model(quantized_graph)}")
         pairs.append((float_value, value, how))
     return pairs
+
+
+def class_scores_output(graph: Graph, value: Value) -> bool:
+    """Whether the output ``value`` holds class scores, so that top-k agreement means
+    something: one class axis (:func:`~.metrics.class_count`), and not a reconstruction
+    (an autoencoder's output has as many elements as one of the inputs: MLPerf Tiny's
+    anomaly-detection model maps 640 values to 640)."""
+    if class_count(value.shape) is None:
+        return False
+    return all(math.prod(value.shape) != math.prod(source.shape) for source in graph.inputs)
 
 
 def check_models(float_graph: Graph, quantized_graph: Graph) -> None:
@@ -186,9 +197,13 @@ def validate_models(float_graph: Graph, quantized_graph: Graph, samples: Samples
         float_outputs, quantized_outputs = parts.joined()
     else:
         float_outputs, quantized_outputs = _run_both(float_graph, quantized_graph, samples, feeds, progress=progress)
-    labelled = next((v.name for v in float_graph.outputs if class_count(v.shape)), None)
+    scores = {v.name for v in float_graph.outputs if class_scores_output(float_graph, v)}
+    if labels is not None and not scores:   # labels say it is a classifier, whatever the shapes
+        scores = {v.name for v in float_graph.outputs if class_count(v.shape)}
+    labelled = next((v.name for v in float_graph.outputs if v.name in scores), None)
     metrics = [compare_output(name, float_outputs[name], quantized_outputs[name],
-                              labels if name == labelled else None) for name in float_outputs]
+                              labels if name == labelled else None, scores=name in scores)
+               for name in float_outputs]
     checks = [check for m in metrics for check in checks_for(m, thresholds)]
     hint_needed = needs_mixed_precision(metrics)
     if layers is None and hint_needed:

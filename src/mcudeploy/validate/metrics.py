@@ -112,12 +112,14 @@ def accuracy(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def compare_output(name: str, reference: np.ndarray, estimate: np.ndarray,
-                   labels: np.ndarray | None = None) -> OutputMetrics:
-    """Every metric of one output; ``reference`` / ``estimate`` are ``(N, *shape)`` floats."""
+                   labels: np.ndarray | None = None, *, scores: bool = True) -> OutputMetrics:
+    """Every metric of one output; ``reference`` / ``estimate`` are ``(N, *shape)`` floats.
+    ``scores=False``: the output is not class scores whatever its shape (no top-k)."""
     reference, estimate = _float64(reference), _float64(estimate)
     if reference.shape != estimate.shape:
         raise ValueError(f"output {name!r}: reference {reference.shape} vs estimate {estimate.shape}")
-    scores_reference, scores_estimate = class_scores(reference), class_scores(estimate)
+    scores_reference = class_scores(reference) if scores else None
+    scores_estimate = class_scores(estimate) if scores else None
     classes = None if scores_reference is None else scores_reference.shape[1]
     top1 = top5 = float_accuracy = quantized_accuracy = None
     if classes is not None:
