@@ -35,7 +35,7 @@ def _struct(name: str, *fields: str, types: dict | None = None) -> type:
     return type(name, (Structure,), {"_fields_": [(f, types.get(f, c_int32)) for f in fields]})
 
 
-Dims = _struct("Dims", "n", "h", "w", "c")
+Dims = _struct("Dims", "n", "h", "w", "c", "c_stride")   # c_stride 0 = dense (mcu_runtime.h)
 Context = _struct("Context", "buffer", "size", types={"buffer": c_void_p})
 Activation = _struct("Activation", "min", "max")
 ConvParams = _struct("ConvParams", "stride_h", "stride_w", "pad_top", "pad_left", "dilation_h",
