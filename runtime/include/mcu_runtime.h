@@ -180,6 +180,7 @@ typedef struct {
     int32_t output_multiplier, output_shift;
 } mcu_mul_quant;
 
+/* Add, Sub, Mul: out c_stride. */
 mcu_status mcu_add_s8(const mcu_context *ctx, const mcu_elementwise_params *params,
                       const mcu_add_quant *quant, const mcu_dims *in1_dims, const int8_t *in1,
                       const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out);

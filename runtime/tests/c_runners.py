@@ -52,8 +52,8 @@ def run_node(runtime: Runtime, node, params, inputs: list, out: np.ndarray | Non
     """The C kernel's output for ``node`` on ``inputs`` (arrays of the declared shapes).
     ``out``: where the kernel writes (default: a new dense array); a channel slice
     ``wide[..., k:k + c]`` of a wider buffer makes the call pass an out c_stride (the
-    runners that :func:`out_dims` serves: conv, pool, resize, and the binary ops, whose
-    kernels refuse it)."""
+    runners that :func:`out_dims` serves: conv, pool, resize, add / sub / mul, and max / min,
+    whose kernel refuses it)."""
     if node.op not in RUNNERS or node.op not in FUNCTIONS:
         raise NotImplementedError(f"no C kernel for {node.op}")
     inputs = [None if x is None else np.ascontiguousarray(x) for x in inputs]
@@ -211,7 +211,7 @@ def resize(runtime, node, params, inputs, out):
 @runner("Max", "Min")
 def max_or_min(runtime, node, params, inputs, out):
     _call(runtime, node, None, dims(inputs[0].shape), inputs[0], dims(inputs[1].shape), inputs[1],
-          dims(out.shape), out)
+          out_dims(out), out)
 
 
 @runner("SquaredDifference")
