@@ -179,7 +179,9 @@ def test_concat_overlap_distance_by_hand():
     assert (overlap_distance(concat, a), overlap_distance(concat, b)) == (256, 272)
 
 
-def test_concat_on_channels_of_nhwc_is_not_done_in_place():
+def test_concat_on_channels_of_nhwc_is_not_done_in_place_when_producers_write_densely():
+    """Sigmoid / Tanh kernels write dense outputs only (kernels/strided_output.py): no channel
+    slices (tests/test_concat_channel_slices.py has the producers that write them)."""
     graph, x = quantized((1, 4, 4, 8))
     a = graph.add_node("Sigmoid", [x], name="a").outputs[0]
     b = graph.add_node("Tanh", [x], name="b").outputs[0]
@@ -190,7 +192,9 @@ def test_concat_on_channels_of_nhwc_is_not_done_in_place():
     graph.outputs = [out]
     plan = plan_memory(graph, concat_in_place=True, time_limit=1.0)
     assert plan.elided_nodes == []
-    assert any("not contiguous" in reason for node, reason in plan.reuse_refusals if node == "cat")
+    assert not plan.channel_strides
+    assert any("'a' (Sigmoid, kernel reference) does not write a strided output" in reason
+               for node, reason in plan.reuse_refusals if node == "cat")
 
 
 def test_pad_folded_into_conv_keeps_results():

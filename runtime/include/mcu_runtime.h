@@ -58,8 +58,16 @@ typedef struct {
     int32_t size; /* bytes */
 } mcu_context;
 
+/* c_stride: elements from one pixel to the next (0 = c: dense). A positional initialiser
+ * {n, h, w, c} leaves it 0, so every dims written before it existed still means dense.
+ * Only a kernel's OUTPUT may be strided (c_stride > c), and only for the kernels that say
+ * so below ("out c_stride"): they write pixel p, channel k at element p * c_stride + k of
+ * `out` and leave the elements between (k >= c) untouched - how a producer writes its
+ * channel slice of an NHWC channel concatenation in place (out = the slice's first
+ * element). Every other kernel, and every input, requires c_stride 0 or c (MCU_ERR_ARG). */
 typedef struct {
     int32_t n, h, w, c;
+    int32_t c_stride;
 } mcu_dims;
 
 /* Fused activation clamp in the output's quantized domain. */
@@ -92,7 +100,7 @@ typedef struct {
     const int32_t *shift;      /* [out channels] */
 } mcu_channel_quant;
 
-/* Conv with groups = in_dims.c / w_dims.c (w_dims = {O, kH, kW, C/groups}). */
+/* Conv with groups = in_dims.c / w_dims.c (w_dims = {O, kH, kW, C/groups}). Out c_stride. */
 mcu_status mcu_conv2d_s8(const mcu_context *ctx, const mcu_conv_params *params,
                          const mcu_channel_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                          const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
@@ -102,7 +110,7 @@ mcu_status mcu_conv2d_s16(const mcu_context *ctx, const mcu_conv_params *params,
                           const mcu_dims *w_dims, const int8_t *w, const int64_t *bias,
                           const mcu_dims *out_dims, int16_t *out);
 
-/* w_dims = {C*M, kH, kW, 1}. */
+/* w_dims = {C*M, kH, kW, 1}. Out c_stride. */
 mcu_status mcu_depthwise_conv2d_s8(const mcu_context *ctx, const mcu_depthwise_params *params,
                                    const mcu_channel_quant *quant, const mcu_dims *in_dims,
                                    const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
@@ -172,6 +180,7 @@ typedef struct {
     int32_t output_multiplier, output_shift;
 } mcu_mul_quant;
 
+/* Add, Sub, Mul: out c_stride. */
 mcu_status mcu_add_s8(const mcu_context *ctx, const mcu_elementwise_params *params,
                       const mcu_add_quant *quant, const mcu_dims *in1_dims, const int8_t *in1,
                       const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out);
@@ -200,7 +209,7 @@ typedef struct {
 } mcu_pool_params;
 
 /* Average over the in-bounds elements of each window (padding never counts), rounded half
- * away from zero; max pooling takes the in-bounds maximum. Both then clamp. */
+ * away from zero; max pooling takes the in-bounds maximum. Both then clamp. Out c_stride. */
 mcu_status mcu_avg_pool_s8(const mcu_context *ctx, const mcu_pool_params *params,
                            const mcu_dims *in_dims, const int8_t *in, const mcu_dims *out_dims, int8_t *out);
 mcu_status mcu_avg_pool_s16(const mcu_context *ctx, const mcu_pool_params *params,
@@ -425,6 +434,7 @@ typedef struct {
     int32_t half_pixel_centers; /* 0 or 1 */
 } mcu_resize_params;
 
+/* Nearest: out c_stride (bilinear: dense output only). */
 mcu_status mcu_resize_nearest(const mcu_context *ctx, const mcu_resize_params *params,
                               int32_t element_size, const mcu_dims *in_dims, const void *in,
                               const mcu_dims *out_dims, void *out);

@@ -6,7 +6,8 @@
  * weight layouts, prepared offline by mcudeploy (src/mcudeploy/kernels/dsp.py) and
  * documented per kernel below. Built without the DSP extension (the host, M0+ / M3) the
  * same sources compile to portable C with the same results (src/dsp/mcu_dsp_simd.h), so a
- * deployment made for a DSP core also runs, slowly, on the host.
+ * deployment made for a DSP core also runs, slowly, on the host. Conv, depthwise conv and
+ * pooling honour an out c_stride as their reference kernels do (mcu_runtime.h).
  *
  * Requantization: SMMULR where a channel's accumulators provably stay below 2^30 after its
  * left shift (|bias| + K * 128 * 255, decided once per channel), TFLite's 64-bit form

@@ -8,7 +8,8 @@
  *
  * with g = o / (O / groups), Cg = C / groups. Depthwise convolution is the grouped case
  * Cg = 1, groups = C, O = C * M (output channel c*M + m reads input channel c), so both
- * entry points share one core. Spec: reference/int_kernels/conv.py.
+ * entry points share one core. Spec: reference/int_kernels/conv.py. Out c_stride: output
+ * pixel p starts at element p * c_stride of `out` (mcu_runtime.h).
  */
 #include "mcu_internal.h"
 
@@ -47,7 +48,7 @@ static mcu_status conv_core(const conv_geometry *geometry, const mcu_accumulator
                             int32_t input_offset, const mcu_dims *in_dims, const void *in,
                             mcu_element_type type, const mcu_dims *w_dims, const int8_t *w,
                             const mcu_dims *out_dims, void *out) {
-    if (!mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims) || !mcu_dims_valid(out_dims) || in == NULL
+    if (!mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims) || !mcu_out_dims_valid(out_dims) || in == NULL
         || w == NULL || out == NULL || output->multiplier == NULL || output->shift == NULL
         || geometry->stride_h < 1 || geometry->stride_w < 1 || geometry->dilation_h < 1
         || geometry->dilation_w < 1 || geometry->pad_top < 0 || geometry->pad_left < 0
@@ -59,16 +60,16 @@ static mcu_status conv_core(const conv_geometry *geometry, const mcu_accumulator
     if (out_dims->c % groups != 0) {
         return MCU_ERR_ARG;
     }
-    int32_t per_group = out_dims->c / groups;
-    int32_t index = 0;
+    int32_t per_group = out_dims->c / groups, pixel_stride = mcu_pixel_stride(out_dims);
+    int32_t pixel = 0;
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x) {
+            for (int32_t x = 0; x < out_dims->w; ++x, pixel += pixel_stride) {
                 for (int32_t o = 0; o < out_dims->c; ++o) {
                     int32_t first_channel = (o / per_group) * w_dims->c;
                     int64_t acc = dot_at(geometry, in_dims, in, type, input_offset, w_dims, w, n, y, x,
                                          o, first_channel);
-                    mcu_store(out, index++, type, mcu_output_from_accumulator(output, acc, o));
+                    mcu_store(out, pixel + o, type, mcu_output_from_accumulator(output, acc, o));
                 }
             }
         }

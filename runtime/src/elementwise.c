@@ -4,7 +4,8 @@
  * Add / Sub (TFLite):  a = rdbpot(srdhm(wrap32((A + off1) << left_shift), m1), -s1),
  *                      b likewise,  Y = clamp(mbqm(wrap32(a +/- b), mo, so) + off_out)
  * Mul:                 Y = clamp(mbqm(wrap32((A + off1) * (B + off2)), m, s) + off_out)
- * A dimension of an input equal to 1 broadcasts (read with stride 0).
+ * A dimension of an input equal to 1 broadcasts (read with stride 0). Out c_stride
+ * (mcu_runtime.h): output pixel p at element p * c_stride.
  * Spec: reference/int_kernels/elementwise.py.
  */
 #include "mcu_internal.h"
@@ -39,21 +40,21 @@ static mcu_status binary_core(const binary_plan *plan, const mcu_dims *in1_dims,
                               const mcu_dims *in2_dims, const void *in2, const mcu_dims *out_dims,
                               void *out, mcu_element_type type) {
     int32_t strides1[4], strides2[4];
-    if (!mcu_dims_valid(in1_dims) || !mcu_dims_valid(in2_dims) || !mcu_dims_valid(out_dims) || in1 == NULL
+    if (!mcu_dims_valid(in1_dims) || !mcu_dims_valid(in2_dims) || !mcu_out_dims_valid(out_dims) || in1 == NULL
         || in2 == NULL || out == NULL || !mcu_broadcast_strides(in1_dims, out_dims, strides1)
         || !mcu_broadcast_strides(in2_dims, out_dims, strides2) || !mcu_activation_valid(&plan->activation, type)) {
         return MCU_ERR_ARG;
     }
-    int32_t index = 0;
+    int32_t pixel = 0, pixel_stride = mcu_pixel_stride(out_dims);
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x) {
+            for (int32_t x = 0; x < out_dims->w; ++x, pixel += pixel_stride) {
                 for (int32_t c = 0; c < out_dims->c; ++c) {
                     int32_t a = mcu_load(in1, n * strides1[0] + y * strides1[1] + x * strides1[2] + c * strides1[3],
                                          type);
                     int32_t b = mcu_load(in2, n * strides2[0] + y * strides2[1] + x * strides2[2] + c * strides2[3],
                                          type);
-                    mcu_store(out, index++, type, apply(plan, a, b));
+                    mcu_store(out, pixel + c, type, apply(plan, a, b));
                 }
             }
         }

@@ -12,8 +12,21 @@
 /* Element types of the type-generic kernel cores. */
 typedef enum { MCU_INT8 = 1, MCU_INT16 = 2, MCU_INT32 = 4 } mcu_element_type;
 
+/* Positive extents and dense (c_stride 0 or c): what every input and most outputs need. */
 static inline int32_t mcu_dims_valid(const mcu_dims *dims) {
-    return dims != NULL && dims->n > 0 && dims->h > 0 && dims->w > 0 && dims->c > 0;
+    return dims != NULL && dims->n > 0 && dims->h > 0 && dims->w > 0 && dims->c > 0
+           && (dims->c_stride == 0 || dims->c_stride == dims->c);
+}
+
+/* The output dims of a kernel that honours an output channel stride (c_stride 0 or >= c). */
+static inline int32_t mcu_out_dims_valid(const mcu_dims *dims) {
+    return dims != NULL && dims->n > 0 && dims->h > 0 && dims->w > 0 && dims->c > 0
+           && (dims->c_stride == 0 || dims->c_stride >= dims->c);
+}
+
+/* Elements from one pixel to the next: c_stride, or c when dense. */
+static inline int32_t mcu_pixel_stride(const mcu_dims *dims) {
+    return dims->c_stride > 0 ? dims->c_stride : dims->c;
 }
 
 static inline int32_t mcu_dims_count(const mcu_dims *dims) {

@@ -1,7 +1,8 @@
 /*
  * mcu_variants.h - helpers shared by the optimised kernel variants (dsp/, mve/; internal
  * header): the in-bounds taps of a window kernel, the pooling window, and the argument
- * checks the variants share with the reference kernels.
+ * checks the variants share with the reference kernels. The conv, depthwise and pool checks
+ * accept an out c_stride (mcu_runtime.h): those variants write pixel p at p * c_stride.
  *
  * Window taps along one axis, for a window starting at input index `start` (may be < 0)
  * with `kernel` taps `dilation` apart over an axis of `size`: taps first..end-1 are in bounds,
@@ -54,7 +55,7 @@ static inline int32_t mcu_rounded_average(int32_t total, int32_t count) {
 
 static inline int32_t mcu_pool_arguments_valid(const mcu_pool_params *p, const mcu_dims *in_dims, const int8_t *in,
                                                const mcu_dims *out_dims, const int8_t *out) {
-    return p != NULL && mcu_dims_valid(in_dims) && mcu_dims_valid(out_dims) && in != NULL && out != NULL
+    return p != NULL && mcu_dims_valid(in_dims) && mcu_out_dims_valid(out_dims) && in != NULL && out != NULL
            && p->stride_h >= 1 && p->stride_w >= 1 && p->kernel_h >= 1 && p->kernel_w >= 1 && p->pad_top >= 0
            && p->pad_left >= 0 && in_dims->n == out_dims->n && in_dims->c == out_dims->c
            && mcu_activation_valid(&p->activation, MCU_INT8);
@@ -79,7 +80,7 @@ static inline int32_t mcu_conv_arguments_valid(const mcu_conv_params *p, const m
                                              && w_dims->n == in_dims->c && out_dims->c == in_dims->c
                                        : w_dims != NULL && in_dims != NULL && out_dims != NULL
                                              && in_dims->c == w_dims->c && w_dims->n == out_dims->c;
-    return p != NULL && quant != NULL && mcu_dims_valid(in_dims) && mcu_dims_valid(w_dims) && mcu_dims_valid(out_dims)
+    return p != NULL && quant != NULL && mcu_dims_valid(in_dims) && mcu_dims_valid(w_dims) && mcu_out_dims_valid(out_dims)
            && in != NULL && w != NULL && out != NULL && quant->multiplier != NULL && quant->shift != NULL
            && p->stride_h >= 1 && p->stride_w >= 1 && p->dilation_h >= 1 && p->dilation_w >= 1 && p->pad_top >= 0
            && p->pad_left >= 0 && channels_match && out_dims->n == in_dims->n && quant->input_offset >= -127

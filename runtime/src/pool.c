@@ -44,19 +44,19 @@ static int32_t window_value(const mcu_pool_params *params, pool_kind kind, const
 
 static mcu_status pool_core(const mcu_pool_params *params, pool_kind kind, const mcu_dims *in_dims,
                             const void *in, const mcu_dims *out_dims, void *out, mcu_element_type type) {
-    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(out_dims) || in == NULL || out == NULL
+    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_out_dims_valid(out_dims) || in == NULL || out == NULL
         || params->stride_h < 1 || params->stride_w < 1 || params->kernel_h < 1 || params->kernel_w < 1
         || params->pad_top < 0 || params->pad_left < 0 || in_dims->n != out_dims->n
         || in_dims->c != out_dims->c || !mcu_activation_valid(&params->activation, type)) {
         return MCU_ERR_ARG;
     }
-    int32_t index = 0;
+    int32_t pixel = 0, pixel_stride = mcu_pixel_stride(out_dims);
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x) {
+            for (int32_t x = 0; x < out_dims->w; ++x, pixel += pixel_stride) {
                 for (int32_t c = 0; c < out_dims->c; ++c) {
                     int32_t value = window_value(params, kind, in_dims, in, type, n, y, x, c);
-                    mcu_store(out, index++, type,
+                    mcu_store(out, pixel + c, type,
                               mcu_clamp(value, params->activation.min, params->activation.max));
                 }
             }

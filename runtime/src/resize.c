@@ -10,7 +10,7 @@
  *   v = o * scale10 (+ scale10/2 - 2^9 with half-pixel centres)
  *   lo = max(trunc(v / 2^10), 0), hi = min(trunc((v + 2^10 - 1) / 2^10), in - 1), f = v - 2^10 lo
  *   Y = trunc((sum of 4 neighbours * (2^10 - fy | fy) * (2^10 - fx | fx) +/- 2^19) / 2^20)
- * Spec: reference/int_kernels/resize.py.
+ * Spec: reference/int_kernels/resize.py. Nearest honours an out c_stride (mcu_runtime.h).
  */
 #include <string.h>
 
@@ -18,7 +18,7 @@
 
 static int32_t resize_shapes_valid(const mcu_resize_params *params, const mcu_dims *in_dims, const void *in,
                                    const mcu_dims *out_dims, const void *out) {
-    return params != NULL && mcu_dims_valid(in_dims) && mcu_dims_valid(out_dims) && in != NULL && out != NULL
+    return params != NULL && mcu_dims_valid(in_dims) && mcu_out_dims_valid(out_dims) && in != NULL && out != NULL
            && in_dims->n == out_dims->n && in_dims->c == out_dims->c;
 }
 
@@ -45,6 +45,7 @@ mcu_status mcu_resize_nearest(const mcu_context *ctx, const mcu_resize_params *p
         return MCU_ERR_ARG;
     }
     size_t pixel = (size_t)in_dims->c * (size_t)element_size;
+    size_t pixel_stride = (size_t)mcu_pixel_stride(out_dims) * (size_t)element_size;
     char *destination = (char *)out;
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
@@ -53,7 +54,7 @@ mcu_status mcu_resize_nearest(const mcu_context *ctx, const mcu_resize_params *p
                 int32_t source_x = nearest_index(params, x, in_dims->w, out_dims->w);
                 size_t source = (size_t)((n * in_dims->h + source_y) * in_dims->w + source_x) * pixel;
                 memcpy(destination, (const char *)in + source, pixel);
-                destination += pixel;
+                destination += pixel_stride;
             }
         }
     }
@@ -81,8 +82,8 @@ static bilinear_tap bilinear_tap_at(const mcu_resize_params *params, int32_t o, 
 
 static mcu_status bilinear_core(const mcu_resize_params *params, const mcu_dims *in_dims, const void *in,
                                 const mcu_dims *out_dims, void *out, mcu_element_type type) {
-    if (!resize_shapes_valid(params, in_dims, in, out_dims, out)) {
-        return MCU_ERR_ARG;
+    if (!resize_shapes_valid(params, in_dims, in, out_dims, out) || !mcu_dims_valid(out_dims)) {
+        return MCU_ERR_ARG;   /* bilinear: dense output only */
     }
     const int64_t one = 1 << 10;
     int32_t index = 0;

@@ -48,17 +48,31 @@ def runner(*ops: str):
     return register
 
 
-def run_node(runtime: Runtime, node, params, inputs: list) -> np.ndarray:
-    """The C kernel's output for ``node`` on ``inputs`` (arrays of the declared shapes)."""
+def run_node(runtime: Runtime, node, params, inputs: list, out: np.ndarray | None = None) -> np.ndarray:
+    """The C kernel's output for ``node`` on ``inputs`` (arrays of the declared shapes).
+    ``out``: where the kernel writes (default: a new dense array); a channel slice
+    ``wide[..., k:k + c]`` of a wider buffer makes the call pass an out c_stride (the
+    runners that :func:`out_dims` serves: conv, pool, resize, add / sub / mul, and max / min,
+    whose kernel refuses it)."""
     if node.op not in RUNNERS or node.op not in FUNCTIONS:
         raise NotImplementedError(f"no C kernel for {node.op}")
     inputs = [None if x is None else np.ascontiguousarray(x) for x in inputs]
-    out = np.zeros(node.outputs[0].shape, dtype=node.outputs[0].dtype.numpy)
+    if out is None:
+        out = np.zeros(node.outputs[0].shape, dtype=node.outputs[0].dtype.numpy)
     try:
         RUNNERS[node.op](runtime, node, params, inputs, out)
     except UnsupportedError as error:        # the table refuses what the C runtime has no kernel for
         raise NotImplementedError(str(error)) from error
     return out
+
+
+def out_dims(out: np.ndarray) -> Dims:
+    """The dims of an output array; a channel slice of a wider buffer (pixels a constant
+    stride apart) gets that stride as its c_stride (mcu_runtime.h)."""
+    result = dims(out.shape)
+    if not out.flags.c_contiguous:
+        result.c_stride = out.strides[-2] // out.itemsize
+    return result
 
 
 def _call(runtime: Runtime, node, *args) -> None:
@@ -98,7 +112,7 @@ def conv(runtime, node, params, inputs, out):
     wide = _wide(params, x)
     keep = []
     _call(runtime, node, None, _params(node, params), _channel_quant(params, keep), dims(x.shape), x,
-          dims(w.shape), w, _bias(inputs, wide), dims(out.shape), out)
+          dims(w.shape), w, _bias(inputs, wide), out_dims(out), out)
 
 
 @runner("ConvTranspose")
@@ -131,12 +145,12 @@ def gemm(runtime, node, params, inputs, out):
 @runner("Add", "Sub", "Mul")
 def binary(runtime, node, params, inputs, out):
     _call(runtime, node, None, _params(node, params), _quant(node, params), dims(inputs[0].shape), inputs[0],
-          dims(inputs[1].shape), inputs[1], dims(out.shape), out)
+          dims(inputs[1].shape), inputs[1], out_dims(out), out)
 
 
 @runner("AveragePool", "MaxPool")
 def pool(runtime, node, params, inputs, out):
-    _call(runtime, node, None, _params(node, params), dims(inputs[0].shape), inputs[0], dims(out.shape), out)
+    _call(runtime, node, None, _params(node, params), dims(inputs[0].shape), inputs[0], out_dims(out), out)
 
 
 @runner("ReduceMean", "ReduceSum")
@@ -190,14 +204,14 @@ def concat(runtime, node, params, inputs, out):
 def resize(runtime, node, params, inputs, out):
     x = inputs[0]
     itemsize = (x.itemsize,) if node.attrs["mode"] == "nearest" else ()     # nearest moves any type
-    _call(runtime, node, None, _params(node, params), *itemsize, dims(x.shape), x, dims(out.shape), out)
+    _call(runtime, node, None, _params(node, params), *itemsize, dims(x.shape), x, out_dims(out), out)
 
 
 # -- kernels added for issue 15 (binary_more.c, reduce.c, gather.c, unary_math.c) --------------
 @runner("Max", "Min")
 def max_or_min(runtime, node, params, inputs, out):
     _call(runtime, node, None, dims(inputs[0].shape), inputs[0], dims(inputs[1].shape), inputs[1],
-          dims(out.shape), out)
+          out_dims(out), out)
 
 
 @runner("SquaredDifference")

@@ -21,9 +21,12 @@ FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=
 SANITIZE_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 
 
-def build_library(output: Path, *, sanitize: bool = False) -> Path:
-    """Compile the runtime and the probe into the shared library ``output``."""
-    sources = sorted(str(p) for p in (RUNTIME / "src").glob("*.c")) + [str(RUNTIME / "tests" / "probe.c")]
+def build_library(output: Path, *, sanitize: bool = False, variants: bool = False) -> Path:
+    """Compile the runtime and the probe into the shared library ``output``; ``variants``:
+    with the optimised kernels of ``src/dsp`` and ``src/mve`` too (their portable C on the host)."""
+    folders = ("src", "src/dsp", "src/mve") if variants else ("src",)
+    sources = sorted(str(p) for folder in folders for p in (RUNTIME / folder).glob("*.c"))
+    sources.append(str(RUNTIME / "tests" / "probe.c"))
     command = ["gcc", *FLAGS, *(SANITIZE_FLAGS if sanitize else ["-O2"]), f"-I{RUNTIME / 'include'}",
                f"-I{RUNTIME / 'src'}", *sources, "-o", str(output)]
     subprocess.run(command, check=True, capture_output=True, text=True)
@@ -35,7 +38,7 @@ def _struct(name: str, *fields: str, types: dict | None = None) -> type:
     return type(name, (Structure,), {"_fields_": [(f, types.get(f, c_int32)) for f in fields]})
 
 
-Dims = _struct("Dims", "n", "h", "w", "c")
+Dims = _struct("Dims", "n", "h", "w", "c", "c_stride")   # c_stride 0 = dense (mcu_runtime.h)
 Context = _struct("Context", "buffer", "size", types={"buffer": c_void_p})
 Activation = _struct("Activation", "min", "max")
 ConvParams = _struct("ConvParams", "stride_h", "stride_w", "pad_top", "pad_left", "dilation_h",

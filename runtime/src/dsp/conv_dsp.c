@@ -17,6 +17,8 @@
  * its two input rows directly; other convs with C % 4 == 0 widen whole kernel rows or taps;
  * C % 4 != 0 gathers the field as int8 first, then widens it.
  *
+ * Out c_stride (mcu_runtime.h): output pixel p at out + p * c_stride.
+ *
  * Access order (for the overlap proof): every block reads its two pixels' fields into the
  * scratch columns before it writes any of its outputs.
  */
@@ -143,6 +145,7 @@ mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *para
     int8_t *gathered = (int8_t *)(columns + 2 * shape.row);
     int32_t pointwise = is_pointwise(params, in_dims, w_dims, out_dims);
     int32_t count = out_dims->n * out_dims->h * out_dims->w, channels = out_dims->c;
+    int32_t pixel_stride = mcu_pixel_stride(out_dims);
     mcu_dsp_gemm_function gemm = mcu_dsp_gemm_for(&output, channels);
     for (int32_t pixel = 0; pixel < count; pixel += 2) {
         int32_t pair = pixel + 1 < count;
@@ -154,8 +157,8 @@ mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *para
                 field(&shape, in, pixel + which, gathered, columns, which);
             }
         }
-        gemm(&output, columns, w, shape.row, channels, out + pixel * channels,
-             pair ? out + (pixel + 1) * channels : NULL);
+        gemm(&output, columns, w, shape.row, channels, out + pixel * pixel_stride,
+             pair ? out + (pixel + 1) * pixel_stride : NULL);
     }
     return MCU_OK;
 }

@@ -184,7 +184,8 @@ static void row_group(const depthwise_shape *shape, tap_window *window, const in
     int32_t column_step = channels, row_step = shape->in_dims->w * channels;
     int32_t full_rows = window->i0 == 0 && window->i1 == 3 && shape->w_dims->h == 3 && shape->w_dims->w == 3
                         && p->dilation_h == 1 && p->dilation_w == 1;
-    for (int32_t x = 0; x < shape->out_dims->w; ++x, out += channels) {
+    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims);
+    for (int32_t x = 0; x < shape->out_dims->w; ++x, out += pixel_stride) {
         int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
         column_window(shape, x, window);
         int32_t first = window->row_index + window->column_index + 4 * group;
@@ -202,7 +203,7 @@ static void row_channel(const depthwise_shape *shape, tap_window *window, const 
                         int32_t stride, int32_t channel, int8_t *out) {
     int32_t bias;
     mcu_dsp_scale scale = scale_of(shape, channel, &bias);
-    for (int32_t x = 0; x < shape->out_dims->w; ++x, out += shape->in_dims->c) {
+    for (int32_t x = 0; x < shape->out_dims->w; ++x, out += mcu_pixel_stride(shape->out_dims)) {
         column_window(shape, x, window);
         int32_t acc = channel_taps(shape, window, in, window->row_index + window->column_index + channel, w,
                                    stride, bias);
@@ -222,7 +223,7 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
     depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, 0, mcu_dsp_reach(taps)};
     shape.offset_pair = mcu_dsp_pair(quant->input_offset);
     for (int32_t n = 0; n < out_dims->n; ++n) {
-        for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * channels) {
+        for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * mcu_pixel_stride(out_dims)) {
             tap_window window;
             row_window(&shape, n, y, &window);
             for (int32_t g = 0; g < groups; ++g) {

@@ -55,7 +55,7 @@ mcu_status mcu_avg_pool_s8_dsp(const mcu_context *ctx, const mcu_pool_params *pa
     int32_t low = params->activation.min, high = params->activation.max;
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x, out += channels) {
+            for (int32_t x = 0; x < out_dims->w; ++x, out += mcu_pixel_stride(out_dims)) {
                 mcu_pool_window window = mcu_pool_window_of(params, in_dims, n, y, x);
                 int32_t c = 0;
                 for (; packed && c < 4 * groups; c += 4) {
@@ -109,7 +109,7 @@ mcu_status mcu_max_pool_s8_dsp(const mcu_context *ctx, const mcu_pool_params *pa
     int32_t lows = (int32_t)((uint32_t)(uint8_t)low * 0x01010101u), highs = (int32_t)((uint32_t)(uint8_t)high * 0x01010101u);
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x, out += channels) {
+            for (int32_t x = 0; x < out_dims->w; ++x, out += mcu_pixel_stride(out_dims)) {
                 mcu_pool_window window = mcu_pool_window_of(params, in_dims, n, y, x);
                 int32_t c = 0;
                 for (; c < 4 * groups; c += 4) {

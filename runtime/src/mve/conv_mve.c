@@ -14,6 +14,8 @@
  * place, without a copy. Weights: quad rows (mcu_runtime_mve.h); bias: bias' (folded
  * offline, mcudeploy kernels/mve.py).
  *
+ * Out c_stride (mcu_runtime.h): output pixel p at out + p * c_stride.
+ *
  * Access order (for the overlap proof): every pair of pixels is copied into the scratch
  * columns (or, pointwise, read in place) before any of its outputs is written.
  */
@@ -70,7 +72,7 @@ static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_di
 
 int32_t mcu_conv2d_s8_mve_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims) {
-    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims) || !mcu_dims_valid(out_dims)
+    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims) || !mcu_out_dims_valid(out_dims)
         || is_pointwise(params, in_dims, w_dims, out_dims)) {
         return 0;
     }
@@ -95,6 +97,7 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
                                   mcu_mve_all_right_shifts(quant->shift, out_dims->c)};
     int8_t *column0 = pointwise ? NULL : (int8_t *)ctx->buffer, *column1 = column0 + (pointwise ? 0 : shape.row);
     int32_t count = out_dims->n * out_dims->h * out_dims->w, channels = out_dims->c;
+    int32_t pixel_stride = mcu_pixel_stride(out_dims);
     for (int32_t pixel = 0; pixel < count; pixel += 2) {
         int32_t pair = pixel + 1 < count;
         const int8_t *first = pointwise ? in + pixel * depth : column0;
@@ -105,8 +108,8 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
                 field(&shape, in, pixel + 1, column1);
             }
         }
-        mcu_mve_gemm(&output, first, pair ? second : NULL, w, shape.row, channels, out + pixel * channels,
-                     pair ? out + (pixel + 1) * channels : NULL);
+        mcu_mve_gemm(&output, first, pair ? second : NULL, w, shape.row, channels, out + pixel * pixel_stride,
+                     pair ? out + (pixel + 1) * pixel_stride : NULL);
     }
     return MCU_OK;
 }

@@ -221,6 +221,7 @@ static void copy_band(const depthwise_shape *shape, const int8_t *in, int32_t ba
 static void row_3x3(const depthwise_shape *shape, const int8_t *band, const int8_t *w, int8_t *out) {
     int32_t channels = shape->in_dims->c, width = shape->out_dims->w, stride = shape->params->stride_w * channels;
     int32_t row_step = band_width(shape->params, shape->in_dims, shape->out_dims) * channels;
+    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims);
     for (int32_t c = 0; c < channels; c += 8) {
         int32_t count = channels - c < 8 ? channels - c : 8;
         mcu_pred lanes = mcu_vctp16(count);
@@ -233,9 +234,9 @@ static void row_3x3(const depthwise_shape *shape, const int8_t *band, const int8
             } else {
                 pair_3x3_lanes(x, stride, channels, row_step, w + c, channels, lanes, sums);
             }
-            store_group(shape, &scales, sums, lanes, out + pixel * channels + c);
+            store_group(shape, &scales, sums, lanes, out + pixel * pixel_stride + c);
             if (pixel + 1 < width) {
-                store_group(shape, &scales, sums + 2, lanes, out + (pixel + 1) * channels + c);
+                store_group(shape, &scales, sums + 2, lanes, out + (pixel + 1) * pixel_stride + c);
             }
         }
     }
@@ -243,7 +244,7 @@ static void row_3x3(const depthwise_shape *shape, const int8_t *band, const int8
 
 int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *params, const mcu_dims *in_dims,
                                                  const mcu_dims *w_dims, const mcu_dims *out_dims) {
-    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(out_dims) || w_dims == NULL || w_dims->h != 3
+    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_out_dims_valid(out_dims) || w_dims == NULL || w_dims->h != 3
         || w_dims->w != 3 || params->dilation_h != 1 || params->dilation_w != 1) {
         return 0;
     }
@@ -265,7 +266,7 @@ mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwi
         return MCU_ERR_SCRATCH;
     }
     for (int32_t n = 0; n < out_dims->n; ++n) {
-        for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * out_dims->c) {
+        for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * mcu_pixel_stride(out_dims)) {
             if (needed > 0) {
                 copy_band(&shape, in, n, y, (int8_t *)ctx->buffer);
                 row_3x3(&shape, (const int8_t *)ctx->buffer, w, out);
@@ -279,7 +280,7 @@ mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwi
                     group_scales scales = scales_of(&shape, c, count);
                     mcu_s32x4 sums[2] = {mcu_vdup_s32(0), mcu_vdup_s32(0)};
                     pixel_taps(&shape, &window, in, w, c, lanes, sums);
-                    store_group(&shape, &scales, sums, lanes, out + x * in_dims->c + c);
+                    store_group(&shape, &scales, sums, lanes, out + x * mcu_pixel_stride(out_dims) + c);
                 }
             }
         }

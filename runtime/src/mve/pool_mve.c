@@ -43,7 +43,7 @@ mcu_status mcu_avg_pool_s8_mve(const mcu_context *ctx, const mcu_pool_params *pa
     }
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x, out += out_dims->c) {
+            for (int32_t x = 0; x < out_dims->w; ++x, out += mcu_pixel_stride(out_dims)) {
                 mcu_pool_window window = mcu_pool_window_of(params, in_dims, n, y, x);
                 for (int32_t c = 0; c < in_dims->c; c += 8) {
                     average_group(in_dims, &window, in, c, params->activation, out);
@@ -64,7 +64,7 @@ mcu_status mcu_max_pool_s8_mve(const mcu_context *ctx, const mcu_pool_params *pa
     int32_t channels = in_dims->c, row_step = in_dims->w * channels;
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y) {
-            for (int32_t x = 0; x < out_dims->w; ++x, out += channels) {
+            for (int32_t x = 0; x < out_dims->w; ++x, out += mcu_pixel_stride(out_dims)) {
                 mcu_pool_window window = mcu_pool_window_of(params, in_dims, n, y, x);
                 for (int32_t c = 0; c < channels; c += 16) {
                     mcu_pred lanes = mcu_vctp8(channels - c);

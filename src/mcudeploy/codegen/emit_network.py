@@ -135,10 +135,20 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
         context = CallContext(node, params[name], symbol,
                               _pointer_with(by_value, pointer),
                               region or next(iter(sorted(set(weights_region.values()))), "FLASH"), scratch,
-                              overrides=dict(replaced))
+                              overrides=dict(replaced), out_channel_stride=_channel_stride(deployment, node))
         call = _with_variant(emit_call(context), deployment.kernels.variant(node), symbol)
         layers.append(Layer(index, name, node.op, symbol, call, scratch_declaration))
     return layers
+
+
+def _channel_stride(deployment, node) -> int:
+    """The plan's c_stride of ``node``'s output (0 = dense); a plan that gives one to a
+    kernel that does not honour it is a bug, stopped here rather than in the C."""
+    stride = getattr(deployment.plan, "channel_strides", {}).get(node.outputs[0].name, 0) if node.outputs else 0
+    refusal = deployment.kernels.strided_output_refusal(node) if stride else None
+    if refusal:
+        raise AssertionError(f"memory plan: {node.name!r} writes a channel slice, but {refusal}")
+    return stride
 
 
 def _edge_note(value: Value) -> str:

@@ -65,13 +65,15 @@ class CallContext:
     data_region: str
     scratch: str = "NULL"                        # C expression of the node's mcu_context *
     overrides: dict[int, str] = field(default_factory=dict)   # input index -> pointer (variant constants)
+    out_channel_stride: int = 0   # the plan's c_stride of output 0 (a channel slice of a concat), 0 = dense
 
-    def dims(self, shape: tuple[int, ...]) -> str:
+    def dims(self, shape: tuple[int, ...], c_stride: int = 0) -> str:
+        """``{n, h, w, c, c_stride}``: every field written (-Wextra warns on a missing one)."""
         if len(shape) > 4:
             raise UnsupportedError(f"node {self.node.name!r} ({self.node.op}): rank-{len(shape)} tensor; "
                                    "the C runtime takes tensors of rank <= 4")
         full = (1,) * (4 - len(shape)) + tuple(int(s) for s in shape)
-        return "{" + ", ".join(map(str, full)) + "}"
+        return "{" + ", ".join(map(str, (*full, c_stride))) + "}"
 
     def declare(self, call: KernelCall, ctype: str, suffix: str, body: str) -> str:
         """Add ``static const <ctype> <symbol>_<suffix> = <body>;`` and return ``&symbol``."""
@@ -97,6 +99,11 @@ class CallContext:
 
     def dims_ref(self, call: KernelCall, suffix: str, shape: tuple[int, ...]) -> str:
         return self.declare(call, "mcu_dims", suffix, self.dims(shape))
+
+    def out_dims_ref(self, call: KernelCall, shape: tuple[int, ...]) -> str:
+        """``&<symbol>_out_dims`` with the plan's channel stride of the output (emit_network
+        sets one only where the chosen kernel honours it, kernels/strided_output.py)."""
+        return self.declare(call, "mcu_dims", "out_dims", self.dims(shape, self.out_channel_stride))
 
     def int_array(self, call: KernelCall, suffix: str, values, what: str) -> str:
         symbol = f"{self.symbol}_{suffix}"
@@ -163,7 +170,7 @@ def in_out(context: CallContext, call: KernelCall, index: int = 0) -> tuple[str,
     node = context.node
     x, y = node.inputs[index], node.outputs[0]
     return (context.dims_ref(call, f"in{index}_dims", x.shape), context.pointer(x),
-            context.dims_ref(call, "out_dims", y.shape), context.pointer(y))
+            context.out_dims_ref(call, y.shape), context.pointer(y))
 
 
 # -- two call shapes many kernels share -------------------------------------------------------

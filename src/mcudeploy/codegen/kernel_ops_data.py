@@ -62,7 +62,7 @@ def resize(context: CallContext, call: KernelCall) -> None:
     node = context.node
     x, y = node.inputs[0], node.outputs[0]
     params = context.params_ref(call)
-    in_dims, out_dims = context.dims_ref(call, "in0_dims", x.shape), context.dims_ref(call, "out_dims", y.shape)
+    in_dims, out_dims = context.dims_ref(call, "in0_dims", x.shape), context.out_dims_ref(call, y.shape)
     itemsize = f"{x.dtype.itemsize}, " if node.attrs["mode"] == "nearest" else ""   # nearest moves any type
     call.call = (f"{kernel_function(node)}(NULL, {params}, {itemsize}{in_dims}, {context.pointer(x)}, "
                  f"{out_dims}, {context.pointer(y)})")

@@ -4,7 +4,8 @@ Input: a graph, an optional target (its core decides what runs) and a preference
 (``"auto"``: the highest-ranked variant the core runs and that accepts the node;
 ``"reference"``: the portable kernels everywhere). Output: a :class:`KernelSelection`
 (one :class:`KernelChoice` per node) that the planner asks for scratch bytes and reuse
-rules, the estimator for costs, and the code generator for the function to call.
+rules (overlap, strided output), the estimator for costs, and the code generator for the
+function to call.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..ir import Graph, Node, Value
 from .catalogue import variant_named, variants_for
 from .overlap import overlap_distance as reference_distance
 from .reference import REFERENCE
+from .strided_output import strided_output_refusal
 from .variant import KernelVariant
 
 
@@ -50,6 +52,11 @@ class KernelSelection:
         if variant.overlap == "in-place" and distance != 0:
             return f"kernel variant {variant.name} allows full in-place reuse only"
         return distance
+
+    def strided_output_refusal(self, node: Node) -> str | None:
+        """None when the chosen variant writes ``node``'s output with an out c_stride
+        (:mod:`.strided_output`), else why not."""
+        return strided_output_refusal(self.variant(node).name, node)
 
     def counts(self) -> dict[str, int]:
         totals: dict[str, int] = {}

@@ -84,6 +84,9 @@ class MemoryPlan:
     external: list[str] = field(default_factory=list)       # tensors of the external arena (graph split)
     external_bytes: int = 0                                  # its size
     transfers: dict[str, Transfer] = field(default_factory=dict)   # node -> copy across the arenas
+    # tensor -> elements between its pixels (mcu_dims.c_stride) where its producer writes a
+    # channel slice of an in-place channel concat (reuse.py, channel-slice); absent = dense
+    channel_strides: dict[str, int] = field(default_factory=dict)
 
     def with_placement(self, placement: RegionPlacement) -> "MemoryPlan":
         """This plan with the regions :mod:`.placement` chose (arena and weights)."""
@@ -147,7 +150,7 @@ class MemoryPlan:
                 "file_order_bound_bytes": self.file_order_bound_bytes, "alignment": self.alignment,
                 "io_in_arena": self.io_in_arena, "reuse_rate": round(self.reuse_rate, 4),
                 "allocator": self.allocator, "order": list(self.order),
-                "elided_nodes": list(self.elided_nodes),
+                "elided_nodes": list(self.elided_nodes), "channel_strides": dict(self.channel_strides),
                 "tensors": {name: asdict(p) for name, p in self.tensors.items()},
                 "scratch": {name: asdict(p) for name, p in self.scratch.items()},
                 "weights": dict(self.weights),
@@ -187,20 +190,48 @@ def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignme
     bound = live_set_bound(to_buffers(lives, alignment)).bytes
     # views (Reshape & co.) always alias: they cost nothing and their kernel is a no-op then
     external = frozenset(external)
-    found = find_reuse(graph, nodes, lives, alignment, concat_in_place=concat_in_place if reuse else False,
-                       overlap=overlap and reuse, distance=kernels.overlap_distance, external=external)
+
+    def planned(strided_output) -> MemoryPlan:
+        found = find_reuse(graph, nodes, lives, alignment, concat_in_place=concat_in_place if reuse else False,
+                           overlap=overlap and reuse, distance=kernels.overlap_distance, external=external,
+                           strided_output=strided_output)
+        plan = _placed(graph, names, lives, found, alignment, io_in_arena, bound, time_limit, external, nodes)
+        plan.file_order_bound_bytes, plan.schedule_exact = file_bound, exact
+        return plan
+    plan = planned(kernels.strided_output_refusal)
+    if plan.channel_strides and concat_in_place is None:
+        plan = _smaller_without_channel_slices(plan, planned)
+    problems = plan_problems(plan)
+    if problems:   # a bug, not a user mistake
+        raise AssertionError("invalid memory plan: " + "; ".join(problems[:5]))
+    return plan
+
+
+def _smaller_without_channel_slices(plan: MemoryPlan, planned) -> MemoryPlan:
+    """A channel concat in place holds its whole output from its first producer on, which
+    the live-set bound of :mod:`.reuse` allows, yet overlap reuse may pack the copying
+    Concat tighter: both are placed, the smaller arena is kept (ties: in place, no copy)."""
+    dense = planned(lambda node: "planned both ways, the arena is smaller with the Concat copying")
+    if dense.arena_bytes >= plan.arena_bytes:
+        return plan
+    for name in sorted(set(plan.elided_nodes) - set(dense.elided_nodes)):
+        dense.reuse_refusals.append((name, f"concat in place (channel slices): arena {plan.arena_bytes} bytes, "
+                                           f"{dense.arena_bytes} with the channel concats copying; kept the copies"))
+    return dense
+
+
+def _placed(graph, names, lives, found: ReuseSet, alignment, io_in_arena, bound, time_limit, external,
+            nodes) -> MemoryPlan:
+    """Offsets of the groups of ``found`` (both arenas with a split), as a :class:`MemoryPlan`."""
     offsets, allocator = _place([life for life in lives if life.name not in external], found, alignment,
                                time_limit)
     if external:
         outside = [life for life in lives if life.name in external]
         offsets.update(_place(outside, found, alignment, time_limit / 2)[0])
     plan = _assemble(graph, names, lives, found, offsets, alignment, io_in_arena, bound)
-    plan.file_order_bound_bytes, plan.allocator, plan.schedule_exact = file_bound, allocator, exact
+    plan.allocator = allocator
     if external:
         _split_arenas(plan, external, find_transfers(nodes, found, external))
-    problems = plan_problems(plan)
-    if problems:   # a bug, not a user mistake
-        raise AssertionError("invalid memory plan: " + "; ".join(problems[:5]))
     return plan
 
 
@@ -264,7 +295,8 @@ def _assemble(graph, names, lives, found: ReuseSet, offsets, alignment, io_in_ar
                 default=0)
     return MemoryPlan(list(names), arena, bound, alignment, io_in_arena, tensors, scratch,
                       {v.name: NO_TARGET_WEIGHTS for v in graph.constants()}, elided_nodes=list(found.elided),
-                      pairs=used_pairs, reuse_refusals=list(found.refusals))
+                      pairs=used_pairs, reuse_refusals=list(found.refusals),
+                      channel_strides={a.name: a.channel_stride for a in found.aliases.values() if a.channel_stride})
 
 
 def plan_problems(plan: MemoryPlan) -> list[str]:

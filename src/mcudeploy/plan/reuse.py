@@ -8,6 +8,13 @@ Output: a :class:`ReuseSet` of
     the kernel (``mcu_reshape``) is a no-op when input and output coincide;
   - ``concat-slice``: a Concat input written by its producer straight into its slice of
     the Concat's output; the Concat itself then runs no kernel (``elided``).
+  - ``channel-slice``: the same for an NHWC channel concat (the last axis, leading axes not
+    all 1), whose slices are strided: pixel ``p``, channel ``k`` of input ``i`` is element
+    ``p * C_total + C_offset_i + k`` of the output, so ``offset = C_offset_i * itemsize``
+    and ``channel_stride = C_total`` (elements between pixels, ``mcu_dims.c_stride``). Only
+    when every producer's chosen kernel writes a strided output
+    (:mod:`mcudeploy.kernels.strided_output`) and the Concat is each input's only reader
+    (any other reader would read strided data) and no input is a graph output.
   - ``row-slice``: a Slice whose output is one contiguous byte range of its input (steps 1;
     the axes before the sliced one have extent 1 in the output, those after it are whole:
     in NHWC with batch 1, whole rows - a tile's stripe, :mod:`mcudeploy.passes.tile_spatial`)
@@ -27,9 +34,9 @@ the arena, the groups are plain (no concat slices; an input group of slices is a
 the node reads its base, which spans them all), and the kernel's access order allows it.
 Of a node's dead inputs, the one whose overlap saves most bytes (``in + out - max(out,
 distance + in)``) is paired. A Concat is done in place only when its slices are contiguous (all axes before the concat
-axis are 1, the C kernels write their output contiguously), no input is requantized, every
-input is a distinct node output, every slice starts at a multiple of the alignment, and
-doing so does not raise the live-set bound.
+axis are 1) or channel slices (above), no input is requantized, every input is a distinct
+node output, every slice starts at a multiple of the alignment, and doing so does not raise
+the live-set bound.
 
 Folding a Pad into the following Conv is a graph rewrite, not a plan: it is the pass
 :mod:`mcudeploy.passes.fold_pads`, run by :func:`mcudeploy.driver.deploy`.
@@ -42,11 +49,13 @@ from typing import Callable
 
 from ..ir import Graph, Node, Value
 from ..kernels.overlap import overlap_distance as reference_distance
+from ..kernels.strided_output import strided_output_refusal
 from .bounds import live_set_bound
 from .buffers import Buffer
 from .liveness import KIND_OUTPUT, TensorLife
 
 DistanceFunction = Callable[[Node, Value], "int | str"]
+StridedOutputRule = Callable[[Node], "str | None"]
 VIEW_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
 
@@ -56,6 +65,7 @@ class Alias:
     base: str
     offset: int
     check: str
+    channel_stride: int = 0   # channel-slice: elements between pixels (mcu_dims.c_stride); 0 = dense
 
 
 @dataclass(frozen=True)
@@ -126,7 +136,7 @@ def groups_of(lives: list[TensorLife], reuse: ReuseSet) -> dict[str, Group]:
 
 def _is_slice(reuse: ReuseSet, name: str) -> bool:
     alias = reuse.aliases.get(name)
-    return alias is not None and alias.check in ("concat-slice", "row-slice")
+    return alias is not None and alias.check in ("concat-slice", "channel-slice", "row-slice")
 
 
 def group_buffers(groups: dict[str, Group], alignment: int) -> list[Buffer]:
@@ -136,12 +146,16 @@ def group_buffers(groups: dict[str, Group], alignment: int) -> list[Buffer]:
 def find_reuse(graph: Graph, nodes: list[Node], lives: list[TensorLife], alignment: int, *,
                concat_in_place: bool | None = None, overlap: bool = True,
                distance: DistanceFunction = reference_distance,
-               external: frozenset[str] = frozenset()) -> ReuseSet:
+               external: frozenset[str] = frozenset(),
+               strided_output: StridedOutputRule | None = None) -> ReuseSet:
     """All proved reuses (see the module docstring). ``concat_in_place``: None = where it
     does not raise the live-set bound, True = wherever legal, False = never. ``distance``
     is the chosen kernel variant's overlap rule (:meth:`mcudeploy.kernels.KernelSelection.
     overlap_distance`; default: the reference kernels' proofs). ``external``: the tensors of
-    the external arena; nothing is shared across the two arenas."""
+    the external arena; nothing is shared across the two arenas. ``strided_output``: why a
+    node's chosen kernel cannot write a strided output, None when it can (:meth:`mcudeploy.
+    kernels.KernelSelection.strided_output_refusal`; default: the reference kernels')."""
+    strided = strided_output or _reference_strided_output
     arena = {life.name: life for life in lives}
     reuse = ReuseSet(external=frozenset(external))
     for node in nodes:
@@ -152,7 +166,8 @@ def find_reuse(graph: Graph, nodes: list[Node], lives: list[TensorLife], alignme
     if concat_in_place is not False:
         for node in nodes:
             if node.op == "Concat":
-                _concat_alias(node, arena, reuse, lives, alignment, force=bool(concat_in_place))
+                _concat_alias(node, arena, reuse, lives, alignment, force=bool(concat_in_place),
+                              strided_output=strided)
     if overlap:
         _overlap_pairs(nodes, lives, reuse, distance)
     return reuse
@@ -206,16 +221,58 @@ def _row_slice_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, 
         reuse.elided.append(node.name)
 
 
+def _reference_strided_output(node: Node) -> str | None:
+    return strided_output_refusal("reference", node)
+
+
+def is_channel_concat(node: Node) -> bool:
+    """A Concat whose slices are strided channel slices (module docstring), not contiguous."""
+    output = node.outputs[0]
+    axis = node.attrs["axis"] % output.rank
+    return axis == output.rank - 1 and math.prod(output.shape[:axis]) != 1
+
+
+def slice_places(node: Node) -> list[tuple[int, int]]:
+    """(byte offset, channel stride) of every input's slice in the Concat's output: running
+    byte sizes and stride 0 for contiguous slices, running channel counts times the
+    itemsize and stride C_total for channel slices."""
+    output = node.outputs[0]
+    channel = is_channel_concat(node)
+    places, offset = [], 0
+    for value in node.inputs:
+        places.append((offset, output.shape[-1] if channel else 0))
+        offset += value.shape[-1] * value.dtype.itemsize if channel else value.nbytes
+    return places
+
+
+def _channel_slice_refusal(node: Node, arena: dict[str, TensorLife], strided_output: StridedOutputRule) -> str | None:
+    """Why the producers of a channel concat's inputs cannot write their slices (None: they can)."""
+    for value in node.inputs:
+        readers = {user.name for user, _ in value.uses}
+        if readers != {node.name}:
+            other = sorted(readers - {node.name})
+            return (f"channel slices: input {value.name!r} is also read by {other[0]!r}, which would "
+                    "read strided data")
+        life = arena.get(value.name)
+        if life is not None and life.kind == KIND_OUTPUT:
+            return f"channel slices: input {value.name!r} is a graph output (it must stay dense)"
+        if value.producer is not None:
+            refusal = strided_output(value.producer)
+            if refusal:
+                return "channel slices: " + refusal
+    return None
+
+
 def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet,
-                   alignment: int = 1) -> str | None:
+                   alignment: int = 1, strided_output: StridedOutputRule | None = None) -> str | None:
     """Why the Concat cannot be done in place (None when it can)."""
     output = node.outputs[0]
     axis = node.attrs["axis"] % output.rank
     if output.name not in arena or output.name in reuse.aliases:
         return "its output is not a plain arena tensor"
-    if math.prod(output.shape[:axis]) != 1:
-        return (f"slices along axis {axis} of {output.type_str()} are not contiguous (the kernels "
-                "write their output contiguously)")
+    if math.prod(output.shape[:axis]) != 1 and not is_channel_concat(node):
+        return (f"slices along axis {axis} of {output.type_str()} are neither contiguous nor channel "
+                "slices (the kernels write their output contiguously or with a channel stride)")
     names = [v.name for v in node.inputs if v is not None]
     if len(set(names)) != len(names):
         return "an input appears twice"
@@ -228,26 +285,28 @@ def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet,
             return f"input {value.name!r} is requantized by the Concat"
         if reuse.crosses(value.name, output.name):
             return f"input {value.name!r} is in the other arena"
-    offset = 0
-    for value in node.inputs:
+    if is_channel_concat(node):
+        refusal = _channel_slice_refusal(node, arena, strided_output or _reference_strided_output)
+        if refusal:
+            return refusal
+    for value, (offset, _) in zip(node.inputs, slice_places(node)):
         if offset % alignment:
             return f"input {value.name!r} would start at byte {offset}, not a multiple of the alignment {alignment}"
-        offset += value.nbytes
     return None
 
 
 def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, lives: list[TensorLife],
-                  alignment: int, force: bool) -> None:
-    refusal = concat_refusal(node, arena, reuse, alignment)
+                  alignment: int, force: bool, strided_output: StridedOutputRule) -> None:
+    refusal = concat_refusal(node, arena, reuse, alignment, strided_output)
     if refusal:
         reuse.refusals.append((node.name, "concat in place: " + refusal))
         return
     before = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
-    added, offset = [], 0
-    for value in node.inputs:
-        reuse.aliases[value.name] = Alias(value.name, node.outputs[0].name, offset, "concat-slice")
+    added = []
+    check = "channel-slice" if is_channel_concat(node) else "concat-slice"
+    for value, (offset, stride) in zip(node.inputs, slice_places(node)):
+        reuse.aliases[value.name] = Alias(value.name, node.outputs[0].name, offset, check, stride)
         added.append(value.name)
-        offset += value.nbytes
     after = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
     # in the external arena (graph split) the slices are the stores' copies: always in place
     if after > before and not force and node.outputs[0].name not in reuse.external:
