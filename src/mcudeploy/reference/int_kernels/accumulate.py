@@ -52,6 +52,7 @@ class AccumulatorParams:
     output_shift: np.ndarray       # int32 [O], > 0 is a left shift
     activation_min: int
     activation_max: int
+    input_offset: int = 0          # the accumulator has no offset (the C quant struct's field is 0)
 
 
 def prepare_accumulate(node: Node) -> AccumulateParams:
