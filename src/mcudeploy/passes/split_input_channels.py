@@ -60,17 +60,15 @@ def _check(node: Node, groups: int) -> None:
         raise UsageError(f"{what}: {groups} groups for {in_channels} input channels; use 2 to {in_channels}")
 
 
-def _accumulator_quant(node: Node) -> QuantParams:
+def _accumulator_quant(input_quant: QuantParams, weight_quant: QuantParams, out_channels: int) -> QuantParams:
     """Descriptive: real = A * s_x * s_w[o] (as TFLite quantizes a Conv's bias)."""
-    out_channels = node.outputs[0].shape[3]
-    weight_scales = np.broadcast_to(node.inputs[1].quant.scale, (out_channels,))
-    scale = np.float32(node.inputs[0].quant.scale[0]) * weight_scales.astype(np.float32)
+    weight_scales = np.broadcast_to(weight_quant.scale, (out_channels,))
+    scale = np.float32(input_quant.scale[0]) * weight_scales.astype(np.float32)
     return QuantParams(scale, np.zeros(out_channels, dtype=np.int64), axis=3)
 
 
-def _requantize_attrs(node: Node) -> dict:
-    x, w = node.inputs[0], node.inputs[1]
-    return {"input_scale": float(x.quant.scale[0]), "weight_scales": [float(s) for s in w.quant.scale],
+def _requantize_attrs(node: Node, input_quant: QuantParams, weight_quant: QuantParams) -> dict:
+    return {"input_scale": float(input_quant.scale[0]), "weight_scales": [float(s) for s in weight_quant.scale],
             "activation_min": node.attrs.get("activation_min"), "activation_max": node.attrs.get("activation_max")}
 
 
@@ -78,6 +76,7 @@ def split_conv_inputs(graph: Graph, node: Node, groups: int) -> list[str]:
     """Rewrite ``node`` (module docstring); the names of the nodes it became."""
     _check(node, groups)
     x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
+    assert x.quant is not None and w.quant is not None and w.const is not None   # _check saw to it
     accumulator, names = node.input(2), []
     geometry = {key: node.attrs[key] for key in ("strides", "dilations", "pads")}
     for index, (begin, end) in enumerate(partition(x.shape[3], groups)):
@@ -86,9 +85,10 @@ def split_conv_inputs(graph: Graph, node: Node, groups: int) -> list[str]:
         piece = graph.add_node("ConvAccumulate", [x, weights, accumulator], {**geometry, "channel_begin": begin},
                                name=f"{node.name}@in{index}", before=node)
         accumulator = piece.outputs[0]
-        accumulator.quant, accumulator.layout, accumulator.origin = _accumulator_quant(node), y.layout, y.display_name
+        accumulator.quant = _accumulator_quant(x.quant, w.quant, y.shape[3])
+        accumulator.layout, accumulator.origin = y.layout, y.display_name
         names.append(piece.name)
-    requantize = graph.add_node("RequantizeAccumulator", [accumulator], _requantize_attrs(node),
+    requantize = graph.add_node("RequantizeAccumulator", [accumulator], _requantize_attrs(node, x.quant, w.quant),
                                 name=f"{node.name}@requantize", before=node)
     result = requantize.outputs[0]
     result.quant, result.layout, result.origin = y.quant, y.layout, y.origin
