@@ -200,3 +200,29 @@ def test_option_round_trip_toml_json_and_search_space(tmp_path):
     assert build_space(SpaceContext(load_target("stm32f407"), base)).values["input_channel_splits"] == ((),)
     assert describe_value((("conv", 4),)) == "{conv = 4}"
     assert options_for(base, {"input_channel_splits": (("conv", 4),)}).input_channel_splits == (("conv", 4),)
+
+
+def test_float_meaning_is_the_conv_on_real_numbers():
+    """The ops' float reference: pieces built by hand on a float graph sum to the float Conv."""
+    from mcudeploy.reference import run_float
+    rng = np.random.default_rng(2)
+    graph = Graph("float")
+    x = graph.add_input("x", DType.FLOAT32, (1, 9, 7, 6), layout="NHWC")
+    weights = rng.standard_normal((5, 3, 3, 6)).astype(np.float32)
+    bias = graph.add_constant("b", rng.standard_normal(5).astype(np.float32))
+    attrs = {"strides": (2, 1), "pads": (1, 0, 1, 2), "dilations": (1, 2)}
+    conv = graph.add_node("Conv", [x, graph.add_constant("w", weights), bias],
+                          {"layout": "NHWC", "activation_min": 0.0, **attrs}, name="conv").outputs[0]
+    accumulator = bias
+    for begin, end in ((0, 2), (2, 6)):
+        piece = graph.add_constant(f"w{begin}", np.ascontiguousarray(weights[..., begin:end]))
+        accumulator = graph.add_node("ConvAccumulate", [x, piece, accumulator], {**attrs, "channel_begin": begin},
+                                     name=f"in{begin}").outputs[0]
+    split_output = graph.add_node("RequantizeAccumulator", [accumulator], {"activation_min": 0.0},
+                                  name="requantize").outputs[0]
+    graph.outputs = [conv, split_output]
+    verify(graph)
+    assert accumulator.dtype == DType.FLOAT32 and split_output.dtype == DType.FLOAT32
+    outputs = run_float(graph, {"x": rng.standard_normal((1, 9, 7, 6)).astype(np.float32)})
+    np.testing.assert_allclose(outputs[split_output.name], outputs[conv.name], rtol=1e-5, atol=1e-5)
+    assert (outputs[conv.name] == 0).any() and (outputs[conv.name] > 0).any()     # the clamp mattered

@@ -8,8 +8,9 @@ For ``k`` groups ``c_g`` of a Conv's input channels::
     A_g = ConvAccumulate(X, W[..., c_g], A_{g-1})      (channel_begin = first channel of c_g)
     Y   = RequantizeAccumulator(A_{k-1})               = the unsplit Conv's int8 output
 
-Both ops are integer-only (NHWC, int8 activations and weights, int32 accumulators); they have
-no float semantics and no importer produces them.
+Quantized (what the split produces): int8 activations and weights, int32 accumulators. On
+float tensors (the float reference) they mean the same sums of real numbers, and the
+requantization is then only the fused clamp. No importer produces them.
 """
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def conv_accumulate(inputs, attrs):
     or int32 ``[N, OH, OW, O]`` (the previous group's accumulator; the output may be written
     over it in place). Out-of-range input positions read ``zp_X`` (they add 0). Y int32
     ``[N, OH, OW, O]``; its quantization (scale ``s_X s_W[o]`` along axis 3, zero point 0) is
-    descriptive: :func:`requantize_accumulator` takes the scales from its attributes.
+    descriptive: :func:`requantize_accumulator` takes the scales from its attributes. On
+    float32 X, W and A (no zero point) Y is float32, the same real-valued sum.
     """
     x, w = inputs[0], inputs[1]
     need_rank(x, 4, "ConvAccumulate input X")
@@ -59,12 +61,13 @@ def conv_accumulate(inputs, attrs):
     oh = window_out(x.shape[1], w.shape[1], sh, dh, pt, pb)
     ow = window_out(x.shape[2], w.shape[2], sw, dw, pl, pr)
     shape = (x.shape[0], oh, ow, w.shape[0])
+    dtype = x.dtype if x.dtype.is_float else DType.INT32
     accumulator = inputs[2] if len(inputs) > 2 else None
     if accumulator is not None:
-        if accumulator.dtype != DType.INT32 or accumulator.shape not in ((w.shape[0],), shape):
-            raise ValueError(f"accumulator A must be int32 [{w.shape[0]}] (a bias) or int32 {list(shape)}, "
-                             f"got {accumulator.type_str()}")
-    return [TensorType(DType.INT32, shape)]
+        if accumulator.dtype != dtype or accumulator.shape not in ((w.shape[0],), shape):
+            raise ValueError(f"accumulator A must be {dtype.value} [{w.shape[0]}] (a bias) or {dtype.value} "
+                             f"{list(shape)}, got {accumulator.type_str()}")
+    return [TensorType(dtype, shape)]
 
 
 @op("RequantizeAccumulator", "quant", inputs=("A",), attrs={
@@ -84,12 +87,15 @@ def requantize_accumulator(inputs, attrs):
     channel, or one for all), kept as attributes because the float32 product the accumulator's
     own quantization stores would round the multipliers differently. ``act_min`` / ``act_max``:
     the fused clamp (``activation_min`` / ``activation_max``) in Y's quantized domain. A int32
-    ``[N, OH, OW, O]``, Y ``to`` (int8) of the same shape, quantized per tensor.
+    ``[N, OH, OW, O]``, Y ``to`` (int8) of the same shape, quantized per tensor. On a float32 A
+    (the float reference) ``Y = clamp(A, activation_min, activation_max)``, float32.
     """
     accumulator = inputs[0]
     need_rank(accumulator, 4, "RequantizeAccumulator input A")
+    if accumulator.dtype.is_float:
+        return [TensorType(accumulator.dtype, accumulator.shape)]
     if accumulator.dtype != DType.INT32:
-        raise ValueError(f"accumulator A must be int32, got {accumulator.type_str()}")
+        raise ValueError(f"accumulator A must be int32 (or float), got {accumulator.type_str()}")
     if len(attrs["weight_scales"]) not in (1, accumulator.shape[3]):
         raise ValueError(f"{len(attrs['weight_scales'])} weight scales for {accumulator.shape[3]} channels")
     return [TensorType(DType(attrs["to"]), accumulator.shape)]
