@@ -226,3 +226,21 @@ def test_float_meaning_is_the_conv_on_real_numbers():
     outputs = run_float(graph, {"x": rng.standard_normal((1, 9, 7, 6)).astype(np.float32)})
     np.testing.assert_allclose(outputs[split_output.name], outputs[conv.name], rtol=1e-5, atol=1e-5)
     assert (outputs[conv.name] == 0).any() and (outputs[conv.name] > 0).any()     # the clamp mattered
+
+
+def test_shared_resnet8_split_in_two_layers_is_bit_exact_in_c_on_the_host():
+    """Two layers of a real int8 model (a 32 -> 64 stride-2 conv in 2 groups, a 64 -> 64 conv in 4)."""
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("host gcc / make not installed")
+    from conftest import shared_model
+    from tiling_models import shared_int8
+    graph = shared_int8("mlperf_tiny/resnet8_int8.tflite")
+    splits = {"model/activation_5/Relu": 2, "model/batch_normalization_6/FusedBatchNormV3": 4}
+    deployment = deploy(shared_model("mlperf_tiny/resnet8_int8.tflite"),
+                        DeploymentOptions().with_values(input_channel_splits=splits))
+    assert sum(n.op == "ConvAccumulate" for n in deployment.graph.nodes) == 6
+    feeds = random_feeds(graph, 3, seed=8)
+    result = run_generated(deployment, feeds, "host", sanitize=True)
+    expected = run_int(graph, feeds, batch=True)
+    for value in graph.outputs:
+        np.testing.assert_array_equal(result.outputs[value.name], expected[value.name], err_msg=value.name)
