@@ -25,7 +25,6 @@ from ..kernels import choose_kernels
 from ..options import DeploymentOptions
 from ..passes.base import run_passes
 from ..passes.split_channels import SplitChannels
-from ..passes.split_input_channels import SplitInputChannels
 from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
 from .memory_plan import MemoryPlan, plan_memory
 from .placement import _arena_candidates, _capacities, home_region
@@ -112,6 +111,7 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
         run_passes(graph, [splits])
         transform.channel_splits = dict(options.channel_splits)
     if options.input_channel_splits:
+        from ..passes.split_input_channels import SplitInputChannels    # only when asked for (plan start-up)
         run_passes(graph, [SplitInputChannels(dict(options.input_channel_splits))])
         transform.input_channel_splits = dict(options.input_channel_splits)
     if options.tiling_regions and options.tiling_auto:
