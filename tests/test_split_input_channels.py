@@ -244,3 +244,58 @@ def test_shared_resnet8_split_in_two_layers_is_bit_exact_in_c_on_the_host():
     expected = run_int(graph, feeds, batch=True)
     for value in graph.outputs:
         np.testing.assert_array_equal(result.outputs[value.name], expected[value.name], err_msg=value.name)
+
+
+# -- the C kernels through ctypes (runtime/tests/c_runners.py reads the same kernel table) -------------
+from test_runtime_c import assert_nodes_match, runtime  # noqa: E402,F401  (the built library, a fixture)
+
+
+def test_c_kernels_match_the_integer_reference_node_by_node(runtime):  # noqa: F811
+    graph = int_graph()
+    run_passes(graph, [SplitInputChannels({"c": 2})])
+    feeds = {"x": np.random.default_rng(5).integers(-128, 128, (1, 8, 8, 4)).astype(np.int8)}
+    assert assert_nodes_match(runtime, graph, feeds) == 4              # 2 accumulates, requantize, reshape
+
+
+def accumulate_node(accumulator: np.ndarray | None):
+    """One ConvAccumulate over channels [1, 3) of x [1, 4, 4, 4], W all 127, A a graph input."""
+    graph = Graph("accumulate")
+    x = graph.add_input("x", DType.INT8, (1, 4, 4, 4), quant=quant([0.1], 0), layout="NHWC")
+    w = graph.add_constant("w", np.full((3, 3, 3, 2), 127, np.int8), quant=quant(np.full(3, 0.01), np.zeros(3), 0))
+    a = graph.add_input("a", DType.INT32, (1, 4, 4, 3), layout="NHWC") if accumulator is not None else None
+    node = graph.add_node("ConvAccumulate", [x, w, a], {"pads": (1, 1, 1, 1), "channel_begin": 1}, name="acc")
+    graph.outputs = list(node.outputs)
+    verify(graph)
+    return graph, node
+
+
+def test_c_accumulate_wraps_like_int32_and_runs_in_place(runtime):  # noqa: F811
+    from c_runners import run_node
+    from mcu_ctypes import AccumulateParams, AccumulateQuant, dims
+
+    from mcudeploy.reference.int_kernels import prepare_node
+    rng = np.random.default_rng(7)
+    x = np.full((1, 4, 4, 4), 127, np.int8)
+    x[..., 0] = -128                                                   # channel 0 is outside the slice
+    accumulator = rng.choice([2**31 - 1, 2**31 - 9000, -(2**31), -(2**31) + 5], (1, 4, 4, 3)).astype(np.int32)
+    graph, node = accumulate_node(accumulator)
+    expected = run_int(graph, {"x": x, "a": accumulator})[node.outputs[0].name]
+    dot = np.zeros((1, 4, 4, 3), np.int64)
+    padded = np.pad(x[..., 1:3].astype(np.int64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    for i in range(3):
+        for j in range(3):
+            dot += (padded[:, i:i + 4, j:j + 4].sum(axis=3) * 127)[..., None]
+    wrapped = ((accumulator.astype(np.int64) + dot + 2**31) % 2**32 - 2**31).astype(np.int32)
+    np.testing.assert_array_equal(expected, wrapped)
+    assert (wrapped.astype(np.int64) != accumulator.astype(np.int64) + dot).any()     # it did wrap
+    np.testing.assert_array_equal(run_node(runtime, node, prepare_node(node), [x, node.inputs[1].const, accumulator]),
+                                  wrapped)
+    in_place = accumulator.copy()
+    params, offset = AccumulateParams(1, 1, 1, 1, 1, 1, 1), AccumulateQuant(0)
+    w = node.inputs[1].const
+    runtime.call("mcu_conv_accumulate_s8_s32", None, params, offset, dims(x.shape), x, dims(w.shape), w, None,
+                 in_place, dims(in_place.shape), in_place)
+    np.testing.assert_array_equal(in_place, wrapped)
+    outside = AccumulateParams(1, 1, 1, 1, 1, 1, 3)                      # channels [3, 5) of 4
+    assert runtime.status("mcu_conv_accumulate_s8_s32", None, outside, offset, dims(x.shape), x, dims(w.shape),
+                          w, None, in_place, dims(in_place.shape), in_place) == 1

@@ -155,7 +155,8 @@ mcu_status mcu_conv_accumulate_s8_s32(const mcu_context *ctx, const mcu_conv_acc
 
 /* Requantization of an int32 conv accumulator (the last step of an input-channel split):
  * Y[..., o] = clamp(mbqm(A[..., o], multiplier[o], shift[o]) + output_offset), o = the NHWC
- * channel (in_dims.c output channels; quant->input_offset is unused, 0). in_dims == out_dims. */
+ * channel (in_dims.c output channels; quant->input_offset is unused, 0). in_dims == out_dims.
+ * out may start at in (in place: element i is read, then byte i written, and i <= 4 i). */
 typedef struct {
     mcu_activation activation;
 } mcu_accumulator_params;

@@ -84,7 +84,8 @@ mcu_status mcu_requantize_accumulator_s32_s8(const mcu_context *ctx, const mcu_a
                                              const int32_t *in, const mcu_dims *out_dims, int8_t *out) {
     (void)ctx;
     if (params == NULL || quant == NULL || quant->multiplier == NULL || quant->shift == NULL || in == NULL
-        || out == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(out_dims) || !mcu_dims_equal(in_dims, out_dims)
+        || out == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(out_dims)
+        || !mcu_dims_equal(in_dims, out_dims)
         || !mcu_activation_valid(&params->activation, MCU_INT8)) {
         return MCU_ERR_ARG;
     }

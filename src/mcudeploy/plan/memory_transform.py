@@ -111,7 +111,7 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
         run_passes(graph, [splits])
         transform.channel_splits = dict(options.channel_splits)
     if options.input_channel_splits:
-        from ..passes.split_input_channels import SplitInputChannels    # only when asked for (plan start-up)
+        from ..passes.split_input_channels import SplitInputChannels  # only when asked for (plan start-up)
         run_passes(graph, [SplitInputChannels(dict(options.input_channel_splits))])
         transform.input_channel_splits = dict(options.input_channel_splits)
     if options.tiling_regions and options.tiling_auto:
