@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcudeploy.deployment import check_deployment
 from mcudeploy.driver import deploy, deployable_graph
 from mcudeploy.errors import UsageError
 from mcudeploy.importers import load_model
@@ -99,6 +100,7 @@ def test_plan_holds_one_int32_accumulator_written_in_place():
     assert len({t["offset"] for t in accumulators}) == 1                       # one buffer, in place
     assert [t["alias_of"] for t in accumulators[1:]] == ["conv@in0", "conv@in1", "conv@in2"]
     assert deployment.memory_transform.to_json()["input_channel_splits"] == {"conv": 4}
+    assert check_deployment(deployment) == []
     # the accumulator is the price: the peak is X (int8, 16 KiB) + the int32 accumulator (32 KiB),
     # above the unsplit peak (32 KiB: the input transposes')
     assert deployment.plan.arena_bytes == 16 * 16 * 64 + 4 * 16 * 16 * 32 > deploy(graph.copy()).plan.arena_bytes
