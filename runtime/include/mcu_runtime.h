@@ -134,6 +134,45 @@ mcu_status mcu_transpose_conv2d_s16(const mcu_context *ctx, const mcu_conv_param
                                     const int16_t *in, const mcu_dims *w_dims, const int8_t *w,
                                     const int64_t *bias, const mcu_dims *out_dims, int16_t *out);
 
+/* Conv over a slice of the input channels, accumulated in int32 (the input-channel split of
+ * one Conv, conv_accumulate.c): for the channels [channel_begin, channel_begin + w_dims.c) of
+ * the whole input in_dims (read in place; the pixel stride stays in_dims.c),
+ *   acc_out[n, y, x, o] = wrap32(bias[o] + acc_in[n, y, x, o] + sum_{i, j, c} W[o, i, j, c] *
+ *                         (X[n, y*sh + i*dh - pad_top, x*sw + j*dw - pad_left, channel_begin + c]
+ *                          + input_offset))
+ * (taps outside the input are skipped). bias [O] and acc_in [out_dims] may each be NULL (0);
+ * acc_out may be acc_in (in place: each element is read before it is written, and by no
+ * other output element). wrap32 is two's complement addition, as the unsplit int32
+ * accumulator of mcu_conv2d_s8. w_dims = {O, kH, kW, C_g}, out_dims.c = O. */
+typedef struct {
+    int32_t stride_h, stride_w;     /* >= 1 */
+    int32_t pad_top, pad_left;      /* >= 0 */
+    int32_t dilation_h, dilation_w; /* >= 1 */
+    int32_t channel_begin;          /* >= 0, channel_begin + w_dims.c <= in_dims.c */
+} mcu_conv_accumulate_params;
+
+typedef struct {
+    int32_t input_offset; /* -input_zero_point */
+} mcu_accumulate_quant;
+
+mcu_status mcu_conv_accumulate_s8_s32(const mcu_context *ctx, const mcu_conv_accumulate_params *params,
+                                      const mcu_accumulate_quant *quant, const mcu_dims *in_dims,
+                                      const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
+                                      const int32_t *bias, const int32_t *acc_in, const mcu_dims *out_dims,
+                                      int32_t *acc_out);
+
+/* Requantization of an int32 conv accumulator (the last step of an input-channel split):
+ * Y[..., o] = clamp(mbqm(A[..., o], multiplier[o], shift[o]) + output_offset), o = the NHWC
+ * channel (in_dims.c output channels; quant->input_offset is unused, 0). in_dims == out_dims.
+ * out may start at in (in place: element i is read, then byte i written, and i <= 4 i). */
+typedef struct {
+    mcu_activation activation;
+} mcu_accumulator_params;
+
+mcu_status mcu_requantize_accumulator_s32_s8(const mcu_context *ctx, const mcu_accumulator_params *params,
+                                             const mcu_channel_quant *quant, const mcu_dims *in_dims,
+                                             const int32_t *in, const mcu_dims *out_dims, int8_t *out);
+
 /* ---- fully connected: acc[r, n] = bias[n] + sum_k (W[n,k] + weights_offset) * (X[r,k] +
  * input_offset); rows = in n*h*w, depth K = in c = w c, units N = w n = out c. ---------- */
 typedef struct {

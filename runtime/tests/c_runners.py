@@ -115,6 +115,24 @@ def conv(runtime, node, params, inputs, out):
           dims(w.shape), w, _bias(inputs, wide), out_dims(out), out)
 
 
+@runner("ConvAccumulate")
+def conv_accumulate(runtime, node, params, inputs, out):
+    """The third input is the bias [O] (passed as bias) or the previous accumulator (acc_in)."""
+    x, w = inputs[0], inputs[1]
+    previous = inputs[2] if len(inputs) > 2 else None
+    bias = previous if previous is not None and previous.ndim == 1 else None
+    accumulator = previous if previous is not None and previous.ndim > 1 else None
+    _call(runtime, node, None, _params(node, params), _quant(node, params), dims(x.shape), x, dims(w.shape), w,
+          bias, accumulator, dims(out.shape), out)
+
+
+@runner("RequantizeAccumulator")
+def requantize_accumulator(runtime, node, params, inputs, out):
+    keep: list = []
+    _call(runtime, node, None, _params(node, params), _channel_quant(params, keep), dims(inputs[0].shape),
+          inputs[0], dims(out.shape), out)
+
+
 @runner("ConvTranspose")
 def conv_transpose(runtime, node, params, inputs, out):
     x, w = inputs[0], inputs[1]

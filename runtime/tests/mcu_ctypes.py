@@ -82,6 +82,9 @@ GatherParams = _struct("GatherParams", "axis")
 TileParams = _struct("TileParams", "repeats", types={"repeats": c_int32 * 4})
 AbsQuant = _struct("AbsQuant", "input_zero_point", "output_zero_point", "needs_rescale", "multiplier", "shift")
 RsqrtQuant = _struct("RsqrtQuant", "input_zero_point", "output_zero_point", "multiplier", "shift")
+AccumulateParams = _struct("AccumulateParams", "stride_h", "stride_w", "pad_top", "pad_left", "dilation_h",
+                           "dilation_w", "channel_begin")
+AccumulateQuant = _struct("AccumulateQuant", "input_offset")
 LogSoftmaxQuant = _struct("LogSoftmaxQuant", "input_multiplier", "input_left_shift", "reverse_scaling_divisor",
                           "reverse_scaling_shift", "diff_min")
 
@@ -99,6 +102,8 @@ CTYPES = {
     "mcu_strided_slice_params": SliceParams, "mcu_resize_params": ResizeParams, "mcu_reduce_params": ReduceParams,
     "mcu_arg_params": ArgParams, "mcu_gather_params": GatherParams, "mcu_tile_params": TileParams,
     "mcu_abs_quant": AbsQuant, "mcu_rsqrt_quant": RsqrtQuant, "mcu_log_softmax_quant": LogSoftmaxQuant,
+    "mcu_conv_accumulate_params": AccumulateParams, "mcu_accumulate_quant": AccumulateQuant,
+    "mcu_accumulator_params": ActivationParams,
 }
 ENUMS = {"MCU_PAD_CONSTANT": 0, "MCU_PAD_REFLECT": 1, "MCU_PAD_EDGE": 2}
 

@@ -45,6 +45,7 @@ The file format (every key optional; sections group the keys as users think of t
     max_overhead = 0.15             # auto: the most extra MACC (recomputed halos) accepted
     mode = "rows"                   # auto: rows | patches
     channel_splits = {conv7 = 4}    # a Conv computed in 4 groups of output channels
+    input_channel_splits = {conv9 = 4}   # an int8 Conv summed over 4 groups of input channels (int32)
 
     [split]                         # graph split: tensors that cross a cut live off chip
     points = ["conv7"]              # cut after these nodes
@@ -119,6 +120,7 @@ class DeploymentOptions:
     tiling_max_overhead: float = 0.15
     tiling_mode: str = "rows"
     channel_splits: tuple[tuple[str, int], ...] = ()
+    input_channel_splits: tuple[tuple[str, int], ...] = ()
     split_points: tuple[str, ...] = ()
     split_auto: bool = False
     split_limit: int | None = None
@@ -133,6 +135,7 @@ class DeploymentOptions:
         values = {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
         values["tiling_regions"] = [region.to_table() for region in self.tiling_regions]
         values["channel_splits"] = dict(self.channel_splits)
+        values["input_channel_splits"] = dict(self.input_channel_splits)
         return values
 
     def to_toml(self) -> str:
@@ -183,6 +186,8 @@ OPTION_SPECS: dict[str, OptionSpec] = {spec.field: spec for spec in (
     OptionSpec("tiling_mode", "tiling", "mode", "str", TILING_MODES),
     OptionSpec("channel_splits", "tiling", "channel_splits", "counts",
                help="Convs computed in groups of output channels: {node = groups}"),
+    OptionSpec("input_channel_splits", "tiling", "input_channel_splits", "counts",
+               help="int8 Convs summed over groups of input channels in an int32 accumulator: {node = groups}"),
     OptionSpec("split_points", "split", "points", "strs", help="cut after these nodes; crossing tensors off chip"),
     OptionSpec("split_auto", "split", "auto", "bool", help="spill long-lived tensors off chip until limit"),
     OptionSpec("split_limit", "split", "limit", "size", optional=True),

@@ -109,6 +109,8 @@ FUNCTIONS: dict[str, Callable[[Node], str]] = {
     "Abs": lambda n: f"mcu_abs_{_output(n)}",
     "Rsqrt": lambda n: "mcu_rsqrt_s8",
     "LogSoftmax": lambda n: "mcu_log_softmax_s8",
+    "ConvAccumulate": lambda n: "mcu_conv_accumulate_s8_s32",
+    "RequantizeAccumulator": lambda n: "mcu_requantize_accumulator_s32_s8",
 }
 
 
@@ -189,6 +191,7 @@ QUANTS: dict[str, Callable[[Node, Any], Struct]] = {
                                                          "shift")),
     "LogSoftmax": lambda n, p: _fields("mcu_log_softmax_quant", p, (
         "input_multiplier", "input_left_shift", "reverse_scaling_divisor", "reverse_scaling_shift", "diff_min")),
+    "ConvAccumulate": lambda n, p: _fields("mcu_accumulate_quant", p, ("input_offset",)),
 }
 
 
@@ -214,6 +217,12 @@ def _conv_params(node: Node, params) -> Struct:
         multiplier = node.inputs[1].shape[0] // node.inputs[0].shape[3]
         return Struct("mcu_depthwise_params", (*map(int, geometry), multiplier, activation(params)))
     return Struct("mcu_conv_params", (*map(int, geometry), activation(params)))
+
+
+def _accumulate_params(node: Node, params) -> Struct:
+    attrs = node.attrs
+    fields = (*attrs["strides"], attrs["pads"][0], attrs["pads"][1], *attrs["dilations"], attrs["channel_begin"])
+    return Struct("mcu_conv_accumulate_params", tuple(map(int, fields)))
 
 
 def _pool_params(node: Node, params) -> Struct:
@@ -286,6 +295,8 @@ PARAMS: dict[str, Callable[[Node, Any], Struct]] = {
     "Gather": lambda n, p: Struct("mcu_gather_params", (padded_axis(n.inputs[0].rank, n.attrs["axis"]),)),
     "Tile": _tile_params,
     "Expand": _tile_params,
+    "ConvAccumulate": _accumulate_params,
+    "RequantizeAccumulator": _activation_params("mcu_accumulator_params"),
 }
 
 

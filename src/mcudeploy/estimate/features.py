@@ -184,6 +184,16 @@ def conv_features(node: Node, context: dict) -> dict[str, float]:
             **requant_counts(math.prod(out.shape[:3]), out.shape[3], context)}
 
 
+@family("conv_accumulate")
+def conv_accumulate_features(node: Node, context: dict) -> dict[str, float]:
+    """A ConvAccumulate is a dense conv's loops over its channel slice (C_g = the weights' last
+    axis), without a requantization path (its int32 sum is stored)."""
+    x, w, out = node.inputs[0], node.inputs[1], node.outputs[0]
+    attrs = node.attrs
+    return window_features(x, out, tuple(w.shape[1:3]), attrs["strides"], attrs["pads"][:2], attrs["dilations"],
+                           w.shape[3], False)
+
+
 @family("avg_pool", "max_pool")
 def pool_features(node: Node, context: dict) -> dict[str, float]:
     attrs = node.attrs
@@ -227,7 +237,7 @@ def _loop_levels(shape: tuple[int, ...]) -> dict[str, float]:
 
 
 @family("add", "mul", "quantize", "dequantize", "smooth_step", "hard_swish", "leaky_relu", "transpose",
-        "strided_slice", "resize", "pad")
+        "strided_slice", "resize", "pad", "requantize_accumulator")
 def elementwise_features(node: Node, context: dict) -> dict[str, float]:
     """The NHWC loop levels, and the flat loops of the optimised Add / Mul (``elements // 4``
     words and the ``elements mod 4`` tail; Helium: ``ceil(elements / 4)`` predicated vectors)."""

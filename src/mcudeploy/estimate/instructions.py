@@ -8,7 +8,8 @@ and the fit it came from, read from ``data/instruction_model.json`` (generated b
 fitted to exact QEMU counts of synthetic layers, with their error on that data).
 
 When the exact fit is missing the lookup falls back, and says so in the returned note:
-an int16 kernel -> its int8 fit; a ``cmsis-nn`` kernel the library lacks -> mcudeploy's
+an int16 kernel -> its int8 fit; a kernel nobody measured yet but whose loop nest another
+fitted kernel shares -> that fit (:data:`.kernel_map.UNMEASURED_PROXIES`); a ``cmsis-nn`` kernel the library lacks -> mcudeploy's
 reference fit (TFLite Micro runs its own reference kernel then). An optimised variant nobody
 measured has no fallback (its speed is the whole question): ``None``, the layer is unknown
 until ``tools/fit_instruction_model.py`` measures it.
@@ -64,6 +65,10 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
         return fit, ""
     base = kernel.removesuffix("_s16")
     candidates = [(runtime, runtime_variant, base, "int16 kernel: its int8 counts used")] if base != kernel else []
+    proxy = _unmeasured_proxy(base)
+    if proxy is not None and runtime == "mcudeploy":
+        candidates.append((runtime, runtime_variant, proxy, f"kernel {kernel} not measured: counted with "
+                           f"the {proxy} fit (the loop nest it shares)"))
     if runtime == "cmsis-nn":
         candidates.append(("mcudeploy", "reference", _reference_kernel(base),
                            "no CMSIS-NN kernel: TFLite Micro's reference kernel, counted as mcudeploy's reference"))
@@ -73,6 +78,11 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
             return fit, note
     hint = " (re-run tools/fit_instruction_model.py to measure it)" if runtime == "mcudeploy" else ""
     return None, f"no instruction model for kernel {kernel} ({runtime}, {build} build, variant {variant}){hint}"
+
+
+def _unmeasured_proxy(kernel: str) -> str | None:
+    from .kernel_map import UNMEASURED_PROXIES
+    return UNMEASURED_PROXIES.get(kernel)
 
 
 def _reference_kernel(kernel: str) -> str:

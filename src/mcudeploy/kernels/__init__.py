@@ -4,6 +4,7 @@
 and overlap rules of the chosen variant). The catalogue of variants is data
 (:mod:`.catalogue`, :mod:`.reference`).
 """
+from . import overlap_accumulate  # noqa: F401  (registers the input-channel split's overlap proofs)
 from .catalogue import VARIANTS, register, variants_for
 from .choose import KernelChoice, KernelSelection, choose_kernels
 from .reference import REFERENCE, reference_scratch_bytes

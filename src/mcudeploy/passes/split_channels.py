@@ -9,8 +9,9 @@ with ``O`` output channels becomes ``groups`` Convs on the weight slices
 and a depthwise Conv (``group == C``, channel multiplier 1) slices its input's channels too.
 Each output channel is the same integer sum, with the same bias and the same requantization
 multiplier (input scale x its own weight scale / output scale) as before, so the result is
-bit-exact. This is the output-channel split; accumulating *input* channel groups in int32
-would need an int32 partial-sum tensor between the groups, which the runtime does not have.
+bit-exact. This is the output-channel split; the input-channel split, which sums groups of
+input channels in an int32 accumulator tensor and requantizes once, is
+:mod:`.split_input_channels` (``[tiling] input_channel_splits``; int8 Convs, not depthwise).
 
 Use it where one layer's weights or work buffer are the problem (an NPU's weight limit, a
 kernel's per-call scratch, weights streamed from external flash group by group): the

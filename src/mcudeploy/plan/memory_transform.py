@@ -1,5 +1,6 @@
-"""The memory transformations of a deployment, decided once: channel splits
-(:mod:`~mcudeploy.passes.split_channels`), spatial tiling (:mod:`.tiling`), then graph split
+"""The memory transformations of a deployment, decided once: channel splits (by output channels,
+:mod:`~mcudeploy.passes.split_channels`; by input channels into an int32 accumulator,
+:mod:`~mcudeploy.passes.split_input_channels`), spatial tiling (:mod:`.tiling`), then graph split
 (:mod:`.split`), as graph rewrites applied before the graph is mapped and planned (the
 driver's step 2b).
 
@@ -36,6 +37,7 @@ class MemoryTransform:
     tiling: TilingChoice | None = None
     split: SplitChoice | None = None
     channel_splits: dict[str, int] = field(default_factory=dict)   # Conv -> groups of output channels
+    input_channel_splits: dict[str, int] = field(default_factory=dict)   # Conv -> groups of input channels
 
     @property
     def external(self) -> frozenset[str]:
@@ -57,7 +59,8 @@ class MemoryTransform:
     def to_json(self) -> dict:
         return {"tiling": self.tiling.to_json() if self.tiling else None,
                 "split": self.split.to_json() if self.split else None,
-                "channel_splits": dict(self.channel_splits)}
+                "channel_splits": dict(self.channel_splits),
+                "input_channel_splits": dict(self.input_channel_splits)}
 
 
 def on_chip_room(graph: Graph, target, options: DeploymentOptions) -> int | None:
@@ -91,14 +94,26 @@ def _limit(given: int | None, graph: Graph, target, options: DeploymentOptions, 
     return limit
 
 
+def _check_channel_splits(options: DeploymentOptions) -> None:
+    both = sorted(set(dict(options.channel_splits)) & set(dict(options.input_channel_splits)))
+    if both:
+        raise UsageError(f"[tiling]: {', '.join(map(repr, both))} in both channel_splits and input_channel_splits; "
+                         "split a Conv by its output channels or by its input channels, not both")
+
+
 def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> MemoryTransform:
     """Tile, then split ``graph`` in place as ``options`` say (module docstring)."""
     transform = MemoryTransform()
     plan = _planner(target, options)
+    _check_channel_splits(options)
     if options.channel_splits:
         splits = SplitChannels(dict(options.channel_splits))
         run_passes(graph, [splits])
         transform.channel_splits = dict(options.channel_splits)
+    if options.input_channel_splits:
+        from ..passes.split_input_channels import SplitInputChannels  # only when asked for (plan start-up)
+        run_passes(graph, [SplitInputChannels(dict(options.input_channel_splits))])
+        transform.input_channel_splits = dict(options.input_channel_splits)
     if options.tiling_regions and options.tiling_auto:
         raise UsageError("[tiling]: give regions or auto = true, not both")
     if options.tiling_regions:

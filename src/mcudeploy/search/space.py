@@ -25,6 +25,14 @@ field)::
     tiling_auto           off | on       (pipeline tiles)   layers run tile by tile
     tiling_max_overhead   0.15 | 0.3     (with tiling_auto) extra MACC (halos) accepted
     split_auto            off | on       (external RAM)     graph split, crossing tensors off chip
+    channel_splits        the base's only (--space varies)  Convs split by output channels
+    input_channel_splits  the base's only (--space varies)  Convs summed over input-channel groups
+
+The two channel splits are knobs with one value unless ``--space`` gives more (e.g.
+``input_channel_splits = [{}, {conv7 = 2}, {conv7 = 4}]``): they change no figure the search
+scores for the better on their own (the same weights, a larger arena for the int32
+accumulator or the channel Concat, more passes), they pay off where the weights are streamed
+or an NPU limits one layer's weights, which the user knows and names.
 
 Constraints, never varied: the target, ``sram_limit``, ``reserve``, ``reserve_regions``,
 ``stack``, ``memory_pools``, and every option the user gave (command line or ``--config``).
@@ -116,6 +124,9 @@ KNOBS: tuple[Knob, ...] = (
          "most extra MACC the automatic tiling accepts", lambda k: bool(k.get("tiling_auto"))),
     Knob("split_auto", lambda c: (False, True) if c.graph_split and _has_external(c) and c.base.external_activations
          else (False,), "graph split: crossing tensors off chip (not with --on-chip-only)"),
+    Knob("channel_splits", lambda c: (c.base.channel_splits,), "Convs split by output channels"),
+    Knob("input_channel_splits", lambda c: (c.base.input_channel_splits,),
+         "Convs summed over input-channel groups (int32 accumulator)"),
 )
 KNOB_NAMES = tuple(knob.name for knob in KNOBS)
 
@@ -227,6 +238,8 @@ def describe_value(value: Any) -> str:
         return "off"
     if value is None:
         return "auto"
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+        return "{" + ", ".join(f"{name} = {count}" for name, count in value) + "}"     # node = count
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(map(str, value)) + "]"
     return str(value)

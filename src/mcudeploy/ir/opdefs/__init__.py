@@ -1,5 +1,6 @@
 """Op definitions, one module per op family. Importing this package registers them all."""
 from . import (  # noqa: F401
+               accumulate,
                activation,
                activation_more,
                attention,

@@ -47,6 +47,7 @@ def all_kernels() -> dict[str, Kernel]:
 
 def _load() -> None:
     from . import (  # noqa: F401
+        accumulate,
         activation,
         activation_more,
         attention,

@@ -88,6 +88,7 @@ def all_int_kernels() -> dict[str, IntKernel]:
 
 def _load() -> None:
     from . import (  # noqa: F401
+        accumulate,
         activation,
         binary_more,
         conv,
