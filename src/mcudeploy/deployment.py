@@ -30,7 +30,6 @@ from .options import DeploymentOptions
 from .plan.ledger import Ledger
 from .plan.memory_plan import MemoryPlan
 from .plan.memory_transform import MemoryTransform
-from .reference.int_executor import prepare_graph
 from .targets import Target
 
 
@@ -57,6 +56,7 @@ class Deployment:
         (:func:`~mcudeploy.reference.int_executor.prepare_graph`), which raises for a node the
         integer arithmetic cannot run."""
         if self._params is None:
+            from .reference.int_executor import prepare_graph  # not needed to plan or estimate
             self._params = prepare_graph(self.graph) if self.precision == "integer" else {}
         return self._params
 

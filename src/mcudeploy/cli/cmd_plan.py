@@ -24,10 +24,8 @@ from pathlib import Path
 from ..driver import deploy
 from ..errors import UsageError
 from ..estimate.render import latency_lines
-from ..exporters.tflm_offline import check_export_available, export_tflm_offline
 from ..options import options_toml
 from ..plan import ALLOCATORS, allocate, describe_fit, require_fit, validate_plan
-from ..plan.minimalloc_csv import read_buffers, write_plan
 from ..report.console import PIPED_WIDTH, make_console
 from ..report.plain_table import plain_text
 from ..report.plan_render import ledger_tables, plan_figures, rich_table
@@ -86,6 +84,7 @@ def _plan_model(args: argparse.Namespace) -> int:
     exporting = args.export_tflm is not None
     options = deployment_options(args)
     if exporting:
+        from ..exporters.tflm_offline import check_export_available
         check_export_available()
         options = options.with_values(schedule="file")
     deployment = deploy(args.model, options, input_shapes=input_shapes_from(args),
@@ -100,6 +99,7 @@ def _plan_model(args: argparse.Namespace) -> int:
         write_timeline(deployment.plan, args.png, title=f"{deployment.name}: arena {deployment.plan.arena_bytes} B")
         make_console().print(f"timeline written to {args.png}")
     if exporting:
+        from ..exporters.tflm_offline import export_tflm_offline
         result = export_tflm_offline(Path(args.model), deployment.plan, args.export_tflm)
         make_console().print(f"TFLM model with offline plan written to {result.path} "
                              f"({result.planned} tensors at fixed offsets, {len(result.online)} left online)")
@@ -132,6 +132,7 @@ def _plan_csv(args: argparse.Namespace) -> int:
         capacity = parse_size(args.capacity) if args.capacity is not None else None
     except ValueError as err:
         raise UsageError(f"--capacity {args.capacity!r}: {err}") from None
+    from ..plan.minimalloc_csv import read_buffers, write_plan  # the csv mode only
     buffers = read_buffers(args.allocation_csv)
     plan = allocate(buffers, args.allocator, capacity, time_limit, args.seed)
     validate_plan(buffers, plan)
