@@ -11,9 +11,9 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from importlib import resources
 
 from ..errors import UsageError
+from ..package_data import package_folder
 from ..targets import Core, TargetError
 
 CODE_CLASSES = ("scalar", "dsp", "mve")
@@ -77,7 +77,7 @@ def variant_extension(variant: str) -> str:
 
 
 def _read(name: str) -> dict:
-    return tomllib.loads((resources.files(__package__) / "data" / name).read_text(encoding="utf-8"))
+    return tomllib.loads((package_folder(__package__) / "data" / name).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
