@@ -35,6 +35,7 @@ from .targets import Target
 
 @dataclass
 class Deployment:
+    """One model on one target with one set of options (module docstring)."""
     source: Path                        # the model file
     graph: Graph                        # as deployed: cleaned, QDQ -> integer, Pads folded
     precision: str                      # float | qdq | integer | mixed (ir.precision)

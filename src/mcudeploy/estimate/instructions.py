@@ -26,6 +26,7 @@ MODEL_FILE = "instruction_model.json"
 
 @dataclass(frozen=True)
 class KernelFit:
+    """The fitted instruction model of one kernel variant."""
     runtime: str
     build: str
     variant: str

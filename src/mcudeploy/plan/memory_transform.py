@@ -35,6 +35,7 @@ if TYPE_CHECKING:   # the transformations are imported when options ask for them
 
 @dataclass
 class MemoryTransform:
+    """The tiling, graph split and channel splits applied to a deployment."""
     tiling: TilingChoice | None = None
     split: SplitChoice | None = None
     channel_splits: dict[str, int] = field(default_factory=dict)   # Conv -> groups of output channels

@@ -28,6 +28,7 @@ STYLING_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 
 @dataclass
 class TableText:
+    """A table as text: title, columns ``(header, justify)``, rows."""
     title: str
     columns: list[tuple[str, str]]            # (header, "left" | "right")
     rows: list[list[str]] = field(default_factory=list)

@@ -43,6 +43,7 @@ _PARSE_ERRORS = (IndexError, struct.error, ValueError, TypeError, UnicodeDecodeE
 
 @dataclass(frozen=True)
 class QuantRecord:
+    """A tensor's quantization as stored in the file."""
     scale: np.ndarray            # float32, as stored
     zero_point: np.ndarray       # int64, as stored (may be empty)
     quantized_dimension: int
@@ -50,6 +51,7 @@ class QuantRecord:
 
 @dataclass(frozen=True)
 class TensorRecord:
+    """One tensor of subgraph 0 as stored in the file."""
     index: int
     name: str | None
     type_code: int               # schema_tables.TensorType
@@ -63,6 +65,7 @@ class TensorRecord:
 
 @dataclass(frozen=True)
 class OperatorRecord:
+    """One operator of subgraph 0 as stored in the file."""
     index: int
     op_name: str                 # "CONV_2D", or "CUSTOM" (see custom_code)
     custom_code: str | None
@@ -73,6 +76,7 @@ class OperatorRecord:
 
 @dataclass
 class ModelRecord:
+    """The parts of a TFLite model the importer reads."""
     version: int
     description: str | None
     subgraph_count: int

@@ -33,6 +33,7 @@ Eval = Callable[[Node, Any, list[Optional[np.ndarray]]], list[np.ndarray]]
 
 @dataclass(frozen=True)
 class IntKernel:
+    """The prepare and eval functions of one op's integer kernel."""
     op: str
     prepare: Prepare
     eval: Eval
