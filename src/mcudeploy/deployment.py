@@ -30,12 +30,12 @@ from .options import DeploymentOptions
 from .plan.ledger import Ledger
 from .plan.memory_plan import MemoryPlan
 from .plan.memory_transform import MemoryTransform
-from .reference.int_executor import prepare_graph
 from .targets import Target
 
 
 @dataclass
 class Deployment:
+    """One model on one target with one set of options (module docstring)."""
     source: Path                        # the model file
     graph: Graph                        # as deployed: cleaned, QDQ -> integer, Pads folded
     precision: str                      # float | qdq | integer | mixed (ir.precision)
@@ -57,6 +57,7 @@ class Deployment:
         (:func:`~mcudeploy.reference.int_executor.prepare_graph`), which raises for a node the
         integer arithmetic cannot run."""
         if self._params is None:
+            from .reference.int_executor import prepare_graph  # not needed to plan or estimate
             self._params = prepare_graph(self.graph) if self.precision == "integer" else {}
         return self._params
 

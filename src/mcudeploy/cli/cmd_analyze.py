@@ -3,26 +3,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..driver import load_graph
-from ..importers import parse_input_shape
 from ..report.analysis import analyze_graph
 from ..report.render import print_report, to_csv, to_json
 from ..runs.capture import note_analysis
 from ..safe_io import check_output_path, write_text
+from .model_arguments import add_model_arguments, input_shapes_from
 from .registry import command
 
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments every command that reads a model shares."""
-    parser.add_argument("model", type=Path, help="ONNX (.onnx) or TFLite (.tflite) model file")
-    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
-                        help="fix the shape of input NAME (needed for dynamic dimensions); repeatable")
-
-
-def input_shapes_from(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
-    return dict(parse_input_shape(text) for text in args.input_shape)
+__all__ = ["add_model_arguments", "input_shapes_from", "run"]
 
 
 def _write(text: str, destination: str, option: str) -> None:

@@ -18,21 +18,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..driver import deploy
 from ..errors import UsageError
 from ..estimate.render import latency_lines
-from ..exporters.tflm_offline import check_export_available, export_tflm_offline
 from ..options import options_toml
 from ..plan import ALLOCATORS, allocate, describe_fit, require_fit, validate_plan
-from ..plan.minimalloc_csv import read_buffers, write_plan
-from ..report.console import make_console
-from ..report.plan_render import ledger_tables, plan_figures
+from ..report.console import PIPED_WIDTH, make_console
+from ..report.plain_table import plain_text
+from ..report.plan_render import ledger_tables, plan_figures, rich_table
 from ..runs.capture import note_deployment
 from ..units import byte_text, parse_size
-from .cmd_analyze import input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
+from .model_arguments import input_shapes_from
 from .output import add_json_argument, check_outputs, emit, to_stdout
 from .registry import command
 
@@ -84,6 +84,7 @@ def _plan_model(args: argparse.Namespace) -> int:
     exporting = args.export_tflm is not None
     options = deployment_options(args)
     if exporting:
+        from ..exporters.tflm_offline import check_export_available
         check_export_available()
         options = options.with_values(schedule="file")
     deployment = deploy(args.model, options, input_shapes=input_shapes_from(args),
@@ -98,6 +99,7 @@ def _plan_model(args: argparse.Namespace) -> int:
         write_timeline(deployment.plan, args.png, title=f"{deployment.name}: arena {deployment.plan.arena_bytes} B")
         make_console().print(f"timeline written to {args.png}")
     if exporting:
+        from ..exporters.tflm_offline import export_tflm_offline
         result = export_tflm_offline(Path(args.model), deployment.plan, args.export_tflm)
         make_console().print(f"TFLM model with offline plan written to {result.path} "
                              f"({result.planned} tensors at fixed offsets, {len(result.online)} left online)")
@@ -109,10 +111,15 @@ def _plan_model(args: argparse.Namespace) -> int:
 
 
 def _print(deployment) -> None:
+    tables, lines = ledger_tables(deployment), plan_figures(deployment) + latency_lines(deployment)
+    text = None if sys.stdout.isatty() else plain_text(tables, lines, PIPED_WIDTH)
+    if text is not None:   # what the console would print, without importing rich
+        sys.stdout.write(text)
+        return
     console = make_console()
-    for table in ledger_tables(deployment):
-        console.print(table)
-    for line in plan_figures(deployment) + latency_lines(deployment):
+    for table in tables:
+        console.print(rich_table(table))
+    for line in lines:
         console.print(line, markup=False)
 
 
@@ -125,6 +132,7 @@ def _plan_csv(args: argparse.Namespace) -> int:
         capacity = parse_size(args.capacity) if args.capacity is not None else None
     except ValueError as err:
         raise UsageError(f"--capacity {args.capacity!r}: {err}") from None
+    from ..plan.minimalloc_csv import read_buffers, write_plan  # the csv mode only
     buffers = read_buffers(args.allocation_csv)
     plan = allocate(buffers, args.allocator, capacity, time_limit, args.seed)
     validate_plan(buffers, plan)

@@ -14,12 +14,22 @@ imported with its stages (:func:`~.registry.load_command`).
 
 Every command that computes something runs inside :func:`.recording.record_command`, which
 records it in the run store (``--runs``, ``--no-record``; see :mod:`mcudeploy.runs`).
+
+The cyclic garbage collector is paused while the parser is built (the command's imports:
+numpy and the pipeline's modules, which make thousands of objects and almost no garbage),
+then the objects made so far are frozen (:func:`gc.freeze`: later collections skip them) and
+collection resumes for the command itself. Start-up then spends no time in full collections
+that traverse every module's objects again and again (~10% of a ``plan``). Done once per
+process; a collector the caller disabled stays disabled.
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 from .. import __version__
 from ..errors import McuDeployError, UsageError
@@ -61,6 +71,26 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+_start_up_done = False
+
+
+@contextmanager
+def _start_up() -> Iterator[None]:
+    """The collector paused around the start-up imports, then those objects frozen (module
+    docstring); a no-op after the first call in a process."""
+    global _start_up_done
+    if _start_up_done or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        _start_up_done = True
+        gc.freeze()
+        gc.enable()
+
+
 def _error(err: McuDeployError) -> int:
     print(f"mcudeploy: error: {printable(err, one_line=True)}", file=sys.stderr)
     return err.exit_code
@@ -69,7 +99,8 @@ def _error(err: McuDeployError) -> int:
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser(arguments).parse_args(arguments)
+        with _start_up():
+            args = build_parser(arguments).parse_args(arguments)
     except McuDeployError as err:
         return _error(err)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)

@@ -18,6 +18,7 @@ from .commands import COMMANDS as COMMAND_MODULES
 
 @dataclass(frozen=True)
 class Command:
+    """One subcommand: its name, help line, argument adder and run function."""
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]

@@ -19,13 +19,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+
+from ..package_data import package_folder
 
 MODEL_FILE = "instruction_model.json"
 
 
 @dataclass(frozen=True)
 class KernelFit:
+    """The fitted instruction model of one kernel variant."""
     runtime: str
     build: str
     variant: str
@@ -42,7 +44,7 @@ class KernelFit:
 @lru_cache(maxsize=1)
 def load_model() -> dict:
     """The generated instruction model (``{}`` when the data file is absent)."""
-    resource = resources.files(__package__) / "data" / MODEL_FILE
+    resource = package_folder(__package__) / "data" / MODEL_FILE
     if not resource.is_file():
         return {}
     return json.loads(resource.read_text(encoding="utf-8"))

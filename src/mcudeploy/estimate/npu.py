@@ -44,6 +44,7 @@ NPU_KEYS = ("accelerators", "macs_per_accelerator", "stream_bytes_per_cycle", "b
 
 @dataclass
 class Epoch:
+    """One hardware epoch of the NPU."""
     nodes: list[Node] = field(default_factory=list)
 
     @property
@@ -104,6 +105,7 @@ def pointwise_split(node: Node, npu) -> bool:
 
 @dataclass
 class Stream:
+    """One data stream of an NPU epoch."""
     region: str
     bytes: float
     write: bool = False

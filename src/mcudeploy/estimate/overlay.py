@@ -34,6 +34,7 @@ from .profiles import CODE_CLASSES, CoreModel, RuntimeProfile, core_models, runt
 
 @dataclass
 class Overlay:
+    """Measured figures laid over the estimate."""
     source: str
     cpi: dict[str, dict[str, float]] = field(default_factory=dict)        # family -> class -> cpi
     runtimes: dict[str, tuple[str, float]] = field(default_factory=dict)  # label -> (profile, scale)

@@ -11,9 +11,9 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from importlib import resources
 
 from ..errors import UsageError
+from ..package_data import package_folder
 from ..targets import Core, TargetError
 
 CODE_CLASSES = ("scalar", "dsp", "mve")
@@ -21,6 +21,7 @@ CODE_CLASSES = ("scalar", "dsp", "mve")
 
 @dataclass(frozen=True)
 class CoreModel:
+    """The cycle model of one core family."""
     family: str
     build: str
     instruction_factor: dict[str, float]
@@ -37,6 +38,7 @@ class CoreModel:
 
 @dataclass(frozen=True)
 class RuntimeProfile:
+    """What one runtime's kernels cost."""
     name: str
     description: str
     instructions: str
@@ -76,8 +78,10 @@ def variant_extension(variant: str) -> str:
     return variant.split("-", 1)[0]
 
 
+@lru_cache(maxsize=None)
 def _read(name: str) -> dict:
-    return tomllib.loads((resources.files(__package__) / "data" / name).read_text(encoding="utf-8"))
+    """The parsed data file ``name`` (read once per process; callers copy what they keep)."""
+    return tomllib.loads((package_folder(__package__) / "data" / name).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)

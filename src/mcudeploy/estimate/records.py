@@ -26,6 +26,7 @@ BOUNDS = ("compute", "memory", "overhead", "unknown")
 
 @dataclass
 class LayerCost:
+    """The estimated cost of one layer."""
     node: str
     op: str
     device: str                           # "cpu", "npu"
@@ -60,6 +61,7 @@ class LayerCost:
 
 @dataclass
 class Estimate:
+    """The estimated latency of a deployment, layer by layer."""
     model: str
     target: str
     runtime: str

@@ -35,6 +35,7 @@ QUANT_BYTES_PER_CHANNEL = 12    # int32 bias + multiplier + shift per output cha
 
 @dataclass(frozen=True)
 class Access:
+    """One memory access stream of a layer."""
     operand: str          # "weights", "input", "output", "parameters", ...
     value: str
     region: str

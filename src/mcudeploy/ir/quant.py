@@ -15,6 +15,7 @@ import numpy as np
 
 @dataclass(frozen=True, eq=False)
 class QuantParams:
+    """Affine quantization of a value: scale and zero point, per tensor or per channel."""
     scale: np.ndarray        # float32, shape (1,) per tensor or (channels,) per channel
     zero_point: np.ndarray   # int64, same shape as scale
     axis: int | None = None  # None for per-tensor

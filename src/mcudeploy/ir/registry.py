@@ -67,6 +67,7 @@ def no_macc(node: Any) -> int:
 
 @dataclass
 class OpDef:
+    """The contract of one IR op: category, inputs, attributes, shape inference, MACC count."""
     name: str
     category: str
     inputs: tuple[str, ...]

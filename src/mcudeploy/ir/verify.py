@@ -14,6 +14,8 @@ dequantize values carry quantization parameters.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import GraphError
@@ -54,12 +56,20 @@ def _check_quant(value: Value, problems: list[str]) -> None:
         problems.append(f"value {value.name!r}: quantization scale {float(scale[bad][0])!r} is not a "
                         f"positive number in [{MIN_SCALE:g}, {MAX_SCALE:g}]")
     if value.dtype.is_integer:
-        info = np.iinfo(value.dtype.numpy)
+        low, high = _integer_range(value.dtype.numpy)
         zero_point = value.quant.zero_point
-        outside = (zero_point < info.min) | (zero_point > info.max)
+        outside = (zero_point < low) | (zero_point > high)
         if outside.any():
             problems.append(f"value {value.name!r}: zero point {int(zero_point[outside][0])} is "
-                            f"outside {value.dtype} [{info.min}, {info.max}]")
+                            f"outside {value.dtype} [{low}, {high}]")
+
+
+@functools.lru_cache(maxsize=None)
+def _integer_range(dtype) -> tuple[int, int]:
+    """``(min, max)`` of an integer numpy dtype (np.iinfo is slow to build, and verify runs
+    it for every quantized value)."""
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 def _check_node(node: Node, available: set[int], problems: list[str], uses: dict[int, set]) -> None:

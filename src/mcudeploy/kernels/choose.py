@@ -21,6 +21,7 @@ from .variant import KernelVariant
 
 @dataclass(frozen=True)
 class KernelChoice:
+    """The variant chosen for one node, with the reason."""
     node: str
     op: str
     variant: str

@@ -49,6 +49,7 @@ def any_core(core) -> bool:
 
 @dataclass(frozen=True)
 class KernelVariant:
+    """One kernel variant (reference, dsp, mve): the ops it covers, the cores it runs on, its rank."""
     name: str                                         # "reference", "dsp", "mve"
     ops: tuple[str, ...]                              # IR op names; () = every op
     description: str

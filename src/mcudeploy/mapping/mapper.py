@@ -28,6 +28,7 @@ NPU, CPU = "npu", "cpu"
 
 @dataclass(frozen=True)
 class Placement:
+    """The device one node runs on, with the reasons."""
     node: str
     op: str
     device: str                   # "npu" or "cpu"
@@ -41,6 +42,7 @@ class Placement:
 
 @dataclass
 class Mapping:
+    """The device of every node of a graph."""
     target: str
     placements: list[Placement] = field(default_factory=list)
 

@@ -34,6 +34,7 @@ WINDOW_OPS = {"Conv", "ConvTranspose", "MaxPool", "AveragePool"}
 
 @dataclass(frozen=True)
 class Reason:
+    """Why a mapping predicate accepted or refused a node."""
     code: str
     message: str
 

@@ -49,12 +49,14 @@ ROUNDS = 6
 
 @dataclass(frozen=True)
 class Bank:
+    """One memory bank the arena is split over."""
     region: str
     free: int            # bytes the arena may take in the region
 
 
 @dataclass
 class BankSplit:
+    """An arena split over several banks."""
     fits: bool
     placements: dict[str, tuple[str, int]] = field(default_factory=dict)   # placement name -> (bank, offset)
     bank_bytes: dict[str, int] = field(default_factory=dict)               # bank -> bytes used (packed)
@@ -65,6 +67,7 @@ class BankSplit:
 
 @dataclass
 class _Group:
+    """Buffers planned together in one bank."""
     root: str
     size: int
     start: int

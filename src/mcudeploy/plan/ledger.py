@@ -38,6 +38,7 @@ RUNTIME_PER_NODE = 64
 
 @dataclass(frozen=True)
 class LedgerLine:
+    """One item of the memory ledger: what, where, how many bytes."""
     item: str
     region: str
     bytes: int
@@ -46,6 +47,7 @@ class LedgerLine:
 
 @dataclass(frozen=True)
 class RegionUse:
+    """Bytes used in one region against its capacity."""
     region: str
     kind: str
     capacity: int | None
@@ -58,6 +60,7 @@ class RegionUse:
 
 @dataclass
 class Ledger:
+    """Every byte per region against capacity, and the fit verdict."""
     lines: list[LedgerLine]
     regions: list[RegionUse]
     peak_step: int

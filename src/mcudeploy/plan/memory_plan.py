@@ -55,6 +55,7 @@ SCHEDULES = ("memory-aware", "file")
 
 @dataclass(frozen=True)
 class TensorPlacement:
+    """Region and offset of one buffer of the plan."""
     name: str            # IR value name (or "<node>:scratch" for a scratch buffer)
     region: str          # target region name (from the placement), "arena" before placement
     offset: int          # byte offset inside the activation arena
@@ -66,6 +67,7 @@ class TensorPlacement:
 
 @dataclass
 class MemoryPlan:
+    """Order, liveness, reuse and offsets of a graph's buffers."""
     order: list[str]
     arena_bytes: int
     no_reuse_bound_bytes: int          # live-set bound of this order without any reuse

@@ -18,22 +18,25 @@ order depends on it), so the arena a choice reports is the one the deployment ge
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..ir import Graph
 from ..kernels import choose_kernels
 from ..options import DeploymentOptions
 from ..passes.base import run_passes
-from ..passes.split_channels import SplitChannels
 from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
 from .memory_plan import MemoryPlan, plan_memory
 from .placement import _arena_candidates, _capacities, home_region
-from .split import SplitChoice, auto_split, given_split
-from .tiling import TilingChoice, auto_tiling, given_tiling
+
+if TYPE_CHECKING:   # the transformations are imported when options ask for them (plan start-up)
+    from .split import SplitChoice
+    from .tiling import TilingChoice
 
 
 @dataclass
 class MemoryTransform:
+    """The tiling, graph split and channel splits applied to a deployment."""
     tiling: TilingChoice | None = None
     split: SplitChoice | None = None
     channel_splits: dict[str, int] = field(default_factory=dict)   # Conv -> groups of output channels
@@ -107,6 +110,7 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
     plan = _planner(target, options)
     _check_channel_splits(options)
     if options.channel_splits:
+        from ..passes.split_channels import SplitChannels
         splits = SplitChannels(dict(options.channel_splits))
         run_passes(graph, [splits])
         transform.channel_splits = dict(options.channel_splits)
@@ -116,6 +120,8 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
         transform.input_channel_splits = dict(options.input_channel_splits)
     if options.tiling_regions and options.tiling_auto:
         raise UsageError("[tiling]: give regions or auto = true, not both")
+    if options.tiling_regions or options.tiling_auto:
+        from .tiling import auto_tiling, given_tiling
     if options.tiling_regions:
         transform.tiling = given_tiling(graph, options.tiling_regions)
     elif options.tiling_auto:
@@ -126,6 +132,8 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
     if options.split_points and options.split_auto:
         raise UsageError("[split]: give points or auto = true, not both")
     tiled = transform.tiling.tiled if transform.tiling else []
+    if options.split_points or options.split_auto:
+        from .split import auto_split, given_split
     if options.split_points:
         transform.split = given_split(graph, options.split_points, tiled)
     elif options.split_auto:

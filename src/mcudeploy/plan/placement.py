@@ -62,6 +62,7 @@ NO_TARGET_EXTERNAL = "external"   # the external arena of a graph split, before 
 
 @dataclass
 class RegionPlacement:
+    """The regions of the arena, the fixed items and the weights."""
     arena_region: str                     # the region the arena is in (or carries its overflow)
     arena_fits: bool
     home_region: str                      # fixed items (stack, runtime state, reserve, I/O)

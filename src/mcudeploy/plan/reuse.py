@@ -61,6 +61,7 @@ VIEW_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout")
 
 @dataclass(frozen=True)
 class Alias:
+    """A value stored inside another (``base``, at ``offset``): a view, or an in-place result."""
     name: str
     base: str
     offset: int
@@ -70,6 +71,7 @@ class Alias:
 
 @dataclass(frozen=True)
 class OverlapPair:
+    """An output that may start ``distance`` bytes below its input (in-place / overlap reuse)."""
     output: str
     input: str
     distance: int
@@ -79,6 +81,7 @@ class OverlapPair:
 
 @dataclass
 class ReuseSet:
+    """The aliases and overlap pairs proved for one graph."""
     aliases: dict[str, Alias] = field(default_factory=dict)
     pairs: list[OverlapPair] = field(default_factory=list)
     refusals: list[tuple[str, str]] = field(default_factory=list)

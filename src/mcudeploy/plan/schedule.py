@@ -33,6 +33,7 @@ from .liveness import in_arena, tensor_lives, to_buffers
 
 @dataclass
 class Schedule:
+    """A node order and its activation peak."""
     order: list[str]
     peak: int
     file_order_peak: int
@@ -43,6 +44,7 @@ class Schedule:
 
 @dataclass
 class _Problem:
+    """The scheduling problem of one graph (what the search reads)."""
     predecessors: list[int]       # bitmask of nodes each node needs
     produced: list[int]           # packed bytes each node writes (outputs + scratch)
     kept: list[int]               # packed bytes of its outputs that stay live after its step

@@ -24,6 +24,7 @@ LOAD, STORE = "load", "store"
 
 @dataclass(frozen=True)
 class Transfer:
+    """A copy between memory regions the plan needs."""
     node: str
     source: str            # tensor read
     source_offset: int     # bytes into the source

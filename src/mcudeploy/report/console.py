@@ -27,9 +27,10 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PIPED_WIDTH = 220
 # C0 controls except tab and newline, DEL, C1 controls, bidi embeddings / overrides /
@@ -66,23 +67,21 @@ def csv_cell(value: Any) -> Any:
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
-class SafeConsole(Console):
-    """A rich console with markup and emoji off by default whose rendered strings pass
-    through :func:`printable`."""
-
-    def __init__(self, **options: Any) -> None:
-        options.setdefault("markup", False)
-        options.setdefault("emoji", False)
-        super().__init__(**options)
-
-    def render_str(self, text: str, **options: Any):  # every str -> Text conversion
-        return super().render_str(printable(text), **options)
-
-
 def make_console(**options: Any) -> Console:
-    """The console every command prints with (``options`` go to :class:`rich.console.Console`)."""
+    """The console every command prints with (``options`` go to :class:`rich.console.Console`):
+    a :class:`~.safe_console.SafeConsole` (rich is imported here, on first use: commands
+    whose output needs no rich, such as a piped ``plan``, do not pay for its import)."""
+    from .safe_console import SafeConsole
+
     options.setdefault("width", None if sys.stdout.isatty() else PIPED_WIDTH)
     return SafeConsole(**options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SafeConsole":   # it lives in .safe_console (rich is imported with it)
+        from .safe_console import SafeConsole
+        return SafeConsole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class PrintableFormatter(logging.Formatter):

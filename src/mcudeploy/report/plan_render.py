@@ -1,29 +1,45 @@
-"""The deployment's memory ledger as rich tables and lines of text (``mcudeploy plan``).
+"""The deployment's memory ledger as tables and lines of text (``mcudeploy plan``).
 
-Input: a :class:`~mcudeploy.deployment.Deployment`. Output: renderables the CLI prints; no
-printing here. The console of :func:`~.console.make_console` shows names as written.
+Input: a :class:`~mcudeploy.deployment.Deployment`. Output: :class:`~.plain_table.TableText`
+s and lines the CLI prints (as plain text when :func:`~.plain_table.plain_text` can, else
+through :func:`rich_table` and the console of :func:`~.console.make_console`, which shows
+names as written); no printing here.
 """
 from __future__ import annotations
 
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from ..units import byte_text
+from .plain_table import TableText
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
-def ledger_tables(deployment) -> list[Table]:
+def ledger_tables(deployment) -> list[TableText]:
     ledger = deployment.ledger
-    table = Table(title=f"memory ledger: {deployment.name}")
-    for column in ("item", "region", "bytes", "note"):
-        table.add_column(column, justify="right" if column == "bytes" else "left")
+    table = TableText(f"memory ledger: {deployment.name}",
+                      [(column, "right" if column == "bytes" else "left")
+                       for column in ("item", "region", "bytes", "note")])
     for line in ledger.lines:
-        table.add_row(line.item, line.region, str(line.bytes), line.note)
-    regions = Table(title="regions")
-    for column in ("region", "kind", "used", "capacity", "overflow"):
-        regions.add_column(column)
+        table.rows.append([line.item, line.region, str(line.bytes), line.note])
+    regions = TableText("regions", [(column, "left") for column in ("region", "kind", "used", "capacity", "overflow")])
     for region in ledger.regions:
-        regions.add_row(region.region, region.kind, str(region.used),
-                        "-" if region.capacity is None else str(region.capacity), str(region.overflow))
+        regions.rows.append([region.region, region.kind, str(region.used),
+                             "-" if region.capacity is None else str(region.capacity), str(region.overflow)])
     return [table, regions]
+
+
+def rich_table(text: TableText) -> Table:
+    """``text`` as a rich table (for a terminal, or whatever plain text cannot show)."""
+    from rich.table import Table
+
+    table = Table(title=text.title)
+    for header, justify in text.columns:
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for row in text.rows:
+        table.add_row(*row)
+    return table
 
 
 def plan_figures(deployment) -> list[str]:

@@ -4,8 +4,9 @@
         ...
         current_run().figure("arena_bytes", 33312)   # anywhere below; a no-op outside a run
 
-:func:`current_run` returns :data:`~.live.NULL_RUN` (which ignores everything) when no run
-is active, so callers never check. One process records one command at a time.
+:func:`current_run` returns :data:`NULL_RUN` (which ignores everything) when no run is
+active, so callers never check; it lives here, not in :mod:`.live`, so that code running
+outside a recorded command imports nothing more. One process records one command at a time.
 """
 from __future__ import annotations
 
@@ -15,12 +16,23 @@ from typing import Any, Iterator
 _current: Any = None
 
 
+class _NullRun:
+    """The run outside any recorded command: every method does nothing."""
+
+    active = False
+    id = None
+    record = None
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None
+
+
+NULL_RUN: Any = _NullRun()
+
+
 def current_run() -> Any:
-    """The active :class:`~.live.Run`, or :data:`~.live.NULL_RUN` outside one."""
-    if _current is not None:
-        return _current
-    from .live import NULL_RUN
-    return NULL_RUN
+    """The active :class:`~.live.Run`, or :data:`NULL_RUN` outside one."""
+    return _current if _current is not None else NULL_RUN
 
 
 @contextmanager

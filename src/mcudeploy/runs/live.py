@@ -8,7 +8,7 @@ A :class:`Run` buffers what it is told and writes it to its store in one transac
 switched off, or the store failed) keeps everything in memory, so ``--html`` still has
 its data. A store that fails while a run is being written is reported once as a warning
 (logger ``mcudeploy.runs``) and dropped: recording never turns a success into a failure.
-:data:`NULL_RUN` is the run of code that runs outside any recorded command: it ignores
+:data:`NULL_RUN` (defined in :mod:`.current`) is the run of code outside any recorded command: it ignores
 everything, so library code may call ``current_run().figure(...)`` unconditionally.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from .. import __version__
 from ..errors import McuDeployError
+from .current import NULL_RUN  # noqa: F401  (defined there: reading it needs none of this module)
 from .payload import PAYLOAD_SCHEMA
 from .records import STATUS_FAILED, STATUS_OK, Artefact, RunRecord, sha256_of_file
 
@@ -156,15 +157,3 @@ class Run:
             self.finish(self.exit_code if self.exit_code is not None else exit_code)
 
 
-class _NullRun:
-    """The run outside any recorded command: every method does nothing."""
-
-    active = False
-    id = None
-    record = None
-
-    def __getattr__(self, name: str):
-        return lambda *args, **kwargs: None
-
-
-NULL_RUN: Any = _NullRun()

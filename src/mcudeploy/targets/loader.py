@@ -32,11 +32,11 @@ that are not C / linker identifiers, overlapping regions, NPU ops that are not I
 from __future__ import annotations
 
 import tomllib
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..ir import DType, all_ops
+from ..package_data import package_folder
 from .memory_pools import load_memory_pools
 from .model import (
     ACCESS_MODES,
@@ -138,7 +138,7 @@ ESTIMATOR_KEYS = {
 
 def builtin_names() -> list[str]:
     """Names of the built-in targets (files in ``targets/builtin``), sorted."""
-    folder = resources.files(__package__) / "builtin"
+    folder = package_folder(__package__) / "builtin"
     return sorted(Path(item.name).stem for item in folder.iterdir() if item.name.endswith(".toml"))
 
 
@@ -159,7 +159,7 @@ def load_target(spec: str | Path) -> Target:
     if name not in builtin_names():
         raise TargetError(f"unknown target {text!r}: built-in targets are "
                           f"{', '.join(builtin_names())}, or give a path to a .toml file")
-    resource = resources.files(__package__) / "builtin" / f"{name}.toml"
+    resource = package_folder(__package__) / "builtin" / f"{name}.toml"
     return parse_target(resource.read_text(encoding="utf-8"), f"builtin/{name}.toml", Path("."))
 
 

@@ -39,6 +39,7 @@ class TargetError(UsageError):
 
 @dataclass(frozen=True)
 class Core:
+    """The CPU core of a target."""
     name: str
     clock_hz: float
     fpu: str = "none"
@@ -91,6 +92,7 @@ class Npu:
 
 @dataclass(frozen=True)
 class MemoryRegion:
+    """One memory region of a target: name, base address, size, kind."""
     name: str
     base: int
     size: int
@@ -129,6 +131,7 @@ class MemoryRegion:
 
 @dataclass(frozen=True)
 class Target:
+    """A device: core, optional NPU, memory regions and placement rules."""
     name: str
     core: Core
     regions: tuple[MemoryRegion, ...]

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tflite.ActivationFunctionType import ActivationFunctionType
-from tflite.Padding import Padding
-
 from .context import ConversionContext
+from .schema_tables import ActivationFunctionType, Padding
 
 Converter = Callable[[ConversionContext], None]
 CONVERTERS: dict[str, Converter] = {}

@@ -16,32 +16,34 @@ The op code of an operator is ``max(deprecated_builtin_code, builtin_code)`` (sc
 codes above 127 live only in ``builtin_code``, older files only fill the deprecated byte).
 Builtin options are read generically: every scalar or vector field of the options table,
 keyed by its schema name in snake_case (``stride_w``, ``fused_activation_function``).
+The tables are read through :class:`~.flatbuffer_view.TableView` and the generated
+:mod:`.schema_tables`, not through the ``tflite`` package (whose import costs more than the
+whole read).
 """
 from __future__ import annotations
 
-import functools
-import inspect
-import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tflite
-from tflite.utils import BUILTIN_OPCODE2NAME
 
 from ...errors import ModelFormatError
+from .flatbuffer_view import TableView
+from .schema_tables import BUILTIN_OPERATORS
 
 IDENTIFIER = b"TFL3"
 MINIMUM_FILE_BYTES = 24          # root offset + identifier + the smallest Model table
 CUSTOM_OPCODE = 32
+GREATER_OPCODES = 127            # schema 3a: codes from here on live only in builtin_code
 _PARSE_ERRORS = (IndexError, struct.error, ValueError, TypeError, UnicodeDecodeError,
                  RecursionError, OverflowError, AttributeError, KeyError, MemoryError)
 
 
 @dataclass(frozen=True)
 class QuantRecord:
+    """A tensor's quantization as stored in the file."""
     scale: np.ndarray            # float32, as stored
     zero_point: np.ndarray       # int64, as stored (may be empty)
     quantized_dimension: int
@@ -49,9 +51,10 @@ class QuantRecord:
 
 @dataclass(frozen=True)
 class TensorRecord:
+    """One tensor of subgraph 0 as stored in the file."""
     index: int
     name: str | None
-    type_code: int               # tflite.TensorType
+    type_code: int               # schema_tables.TensorType
     shape: tuple[int, ...]
     shape_signature: tuple[int, ...] | None
     buffer: int
@@ -62,6 +65,7 @@ class TensorRecord:
 
 @dataclass(frozen=True)
 class OperatorRecord:
+    """One operator of subgraph 0 as stored in the file."""
     index: int
     op_name: str                 # "CONV_2D", or "CUSTOM" (see custom_code)
     custom_code: str | None
@@ -72,6 +76,7 @@ class OperatorRecord:
 
 @dataclass
 class ModelRecord:
+    """The parts of a TFLite model the importer reads."""
     version: int
     description: str | None
     subgraph_count: int
@@ -110,40 +115,12 @@ def check_header(path: Path, data: bytes) -> None:
                                f"offset {root} is outside the {len(data)}-byte file")
 
 
-def _snake(name: str) -> str:
-    """``DilationHFactor`` -> ``dilation_h_factor`` (the schema's field name)."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
-
-
-@functools.lru_cache(maxsize=None)
-def _option_fields(options_class: type) -> tuple[tuple[str, str, bool], ...]:
-    """``(accessor, snake_name, is_vector)`` for every field of a generated options class."""
-    fields = []
-    for name, member in vars(options_class).items():
-        if name.startswith("_") or not callable(member) or name == "Init":
-            continue
-        if name.startswith("GetRootAs") or name.endswith(("IsNone", "Length", "AsNumpy",
-                                                          "BufferHasIdentifier")):
-            continue
-        parameters = list(inspect.signature(member).parameters)
-        if parameters == ["self"]:
-            fields.append((name, _snake(name), False))
-        elif parameters == ["self", "j"] and hasattr(options_class, name + "AsNumpy"):
-            fields.append((name + "AsNumpy", _snake(name), True))
-    return tuple(fields)
-
-
-_OPTIONS_CLASSES = {code: getattr(tflite, name, None)
-                    for name, code in vars(tflite.BuiltinOptions).items()
-                    if not name.startswith("_")}
-
-
 class _Reader:
     """One pass over the flatbuffer; every vector length is checked before use."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.root = tflite.Model.GetRootAsModel(data, 0)
+        self.root = TableView.of(data, struct.unpack_from("<I", data, 0)[0], "Model")
         self.external_buffers = False
 
     def length(self, count: int, item_bytes: int, what: str) -> int:
@@ -161,19 +138,23 @@ class _Reader:
     def ints(self, array: Any) -> tuple[int, ...]:
         return () if isinstance(array, int) else tuple(int(v) for v in array)
 
+    def entries(self, table: TableView, field: str, table_name: str, what: str) -> list[TableView]:
+        count = self.length(table.length(field), 4, what)
+        views = (table.item(field, index, table_name) for index in range(count))
+        return [view for view in views if view is not None]
+
     def model(self) -> ModelRecord:
         model = self.root
         op_names = self.operator_names()
-        subgraph_count = self.length(model.SubgraphsLength(), 4, "subgraph list")
+        subgraph_count = self.length(model.length("subgraphs"), 4, "subgraph list")
         if subgraph_count == 0:
             raise ValueError("the model has no subgraph")
-        subgraph = model.Subgraphs(0)
-        tensor_count = self.length(subgraph.TensorsLength(), 4, "tensor list")
-        tensors = [self.tensor(subgraph.Tensors(i), i) for i in range(tensor_count)]
-        operator_count = self.length(subgraph.OperatorsLength(), 4, "operator list")
-        operators = [self.operator(subgraph.Operators(i), i, op_names)
-                     for i in range(operator_count)]
-        buffer_count = self.length(model.BuffersLength(), 4, "buffer list")
+        subgraph = model.item("subgraphs", 0, "SubGraph")
+        assert subgraph is not None
+        tensors = [self.tensor(t, i) for i, t in enumerate(self.entries(subgraph, "tensors", "Tensor", "tensor list"))]
+        operators = [self.operator(o, i, op_names)
+                     for i, o in enumerate(self.entries(subgraph, "operators", "Operator", "operator list"))]
+        buffer_count = self.length(model.length("buffers"), 4, "buffer list")
         used = sorted({t.buffer for t in tensors if t.buffer != 0})
         if used and used[-1] >= buffer_count:
             raise ValueError(f"a tensor uses buffer {used[-1]}, the model has {buffer_count}")
@@ -183,80 +164,76 @@ class _Reader:
             # alignment); a ragged size means bytes are missing even if nothing we read is cut.
             raise ValueError(f"the file size {len(self.data)} is not a multiple of 4")
         return ModelRecord(
-            version=int(model.Version()), description=self.text(model.Description()),
-            subgraph_count=subgraph_count, subgraph_name=self.text(subgraph.Name()),
+            version=int(model.scalar("version")), description=self.text(model.string("description")),
+            subgraph_count=subgraph_count, subgraph_name=self.text(subgraph.string("name")),
             tensors=tensors, operators=operators,
-            inputs=self.ints(subgraph.InputsAsNumpy()),
-            outputs=self.ints(subgraph.OutputsAsNumpy()),
+            inputs=self.ints(subgraph.numbers("inputs")),
+            outputs=self.ints(subgraph.numbers("outputs")),
             buffers={k: v for k, v in buffers.items() if v})
 
     def operator_names(self) -> list[tuple[str, str | None]]:
-        count = self.length(self.root.OperatorCodesLength(), 4, "operator code list")
         names = []
-        for index in range(count):
-            code = self.root.OperatorCodes(index)
-            builtin = max(int(code.DeprecatedBuiltinCode()), int(code.BuiltinCode()))
-            name = BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
-            custom = self.text(code.CustomCode()) if builtin == CUSTOM_OPCODE else None
+        for code in self.entries(self.root, "operator_codes", "OperatorCode", "operator code list"):
+            deprecated = int(code.scalar("deprecated_builtin_code"))
+            stored = int(code.scalar("builtin_code") or 0)
+            builtin = max(deprecated, stored if stored >= GREATER_OPCODES else deprecated)
+            name = BUILTIN_OPERATORS.get(builtin, f"BUILTIN_{builtin}")
+            custom = self.text(code.string("custom_code")) if builtin == CUSTOM_OPCODE else None
             names.append((name, custom))
         return names
 
-    def tensor(self, tensor: Any, index: int) -> TensorRecord:
-        self.length(tensor.ShapeLength(), 4, f"tensor {index} shape")
-        signature = (None if tensor.ShapeSignatureIsNone()
-                     else self.ints(tensor.ShapeSignatureAsNumpy()))
+    def tensor(self, tensor: TableView, index: int) -> TensorRecord:
+        self.length(tensor.length("shape"), 4, f"tensor {index} shape")
+        signature = self.ints(tensor.numbers("shape_signature")) if tensor.present("shape_signature") else None
         return TensorRecord(
-            index=index, name=self.text(tensor.Name()), type_code=int(tensor.Type()),
-            shape=self.ints(tensor.ShapeAsNumpy()), shape_signature=signature,
-            buffer=int(tensor.Buffer()), quant=self.quantization(tensor.Quantization()),
-            is_variable=bool(tensor.IsVariable()), has_sparsity=tensor.Sparsity() is not None)
+            index=index, name=self.text(tensor.string("name")), type_code=int(tensor.scalar("type")),
+            shape=self.ints(tensor.numbers("shape")), shape_signature=signature,
+            buffer=int(tensor.scalar("buffer")),
+            quant=self.quantization(tensor.child("quantization", "QuantizationParameters")),
+            is_variable=bool(tensor.scalar("is_variable")), has_sparsity=tensor.present("sparsity"))
 
-    def quantization(self, quant: Any) -> QuantRecord | None:
-        if quant is None or quant.ScaleIsNone() or quant.ScaleLength() == 0:
+    def quantization(self, quant: TableView | None) -> QuantRecord | None:
+        if quant is None or quant.length("scale") == 0:
             return None
-        self.length(quant.ScaleLength(), 4, "quantization scales")
-        scale = np.array(quant.ScaleAsNumpy(), dtype=np.float32)
-        zero_point = (np.zeros(0, np.int64) if quant.ZeroPointIsNone()
-                      else np.array(quant.ZeroPointAsNumpy(), dtype=np.int64))
-        return QuantRecord(scale, zero_point, int(quant.QuantizedDimension()))
+        self.length(quant.length("scale"), 4, "quantization scales")
+        scale = np.array(quant.numbers("scale"), dtype=np.float32)
+        zero_point = (np.array(quant.numbers("zero_point"), dtype=np.int64) if quant.present("zero_point")
+                      else np.zeros(0, np.int64))
+        return QuantRecord(scale, zero_point, int(quant.scalar("quantized_dimension")))
 
-    def operator(self, operator: Any, index: int, op_names: list) -> OperatorRecord:
-        opcode_index = int(operator.OpcodeIndex())
+    def operator(self, operator: TableView, index: int, op_names: list) -> OperatorRecord:
+        opcode_index = int(operator.scalar("opcode_index"))
         if not 0 <= opcode_index < len(op_names):
             raise ValueError(f"operator {index} uses op code {opcode_index}, the model has "
                              f"{len(op_names)}")
         name, custom = op_names[opcode_index]
         return OperatorRecord(index=index, op_name=name, custom_code=custom,
-                              inputs=self.ints(operator.InputsAsNumpy()),
-                              outputs=self.ints(operator.OutputsAsNumpy()),
+                              inputs=self.ints(operator.numbers("inputs")),
+                              outputs=self.ints(operator.numbers("outputs")),
                               options=self.options(operator))
 
-    def options(self, operator: Any) -> dict[str, Any]:
-        options_class = _OPTIONS_CLASSES.get(int(operator.BuiltinOptionsType()))
-        table = operator.BuiltinOptions()
-        if options_class is None or table is None:
+    def options(self, operator: TableView) -> dict[str, Any]:
+        position = operator.union("builtin_options")
+        options = (TableView.options(self.data, position, int(operator.scalar("builtin_options_type")))
+                   if position is not None else None)
+        if options is None:
             return {}
-        options = options_class()
-        options.Init(table.Bytes, table.Pos)
         result: dict[str, Any] = {}
-        for accessor, name, is_vector in _option_fields(options_class):
-            value = getattr(options, accessor)()
-            if is_vector:
-                result[name] = self.ints(value) if isinstance(value, (int, np.ndarray)) else value
-            elif isinstance(value, (bool, int, float, np.integer, np.floating)):
-                result[name] = value.item() if isinstance(value, np.generic) else value
+        for name, kind in options.number_fields():
+            result[name] = self.ints(options.numbers(name)) if kind == "vector" else options.scalar(name)
         return result
 
     def buffer(self, index: int) -> bytes:
-        buffer = self.root.Buffers(index)
-        offset, size = int(buffer.Offset()), int(buffer.Size())
+        buffer = self.root.item("buffers", index, "Buffer")
+        assert buffer is not None
+        offset, size = int(buffer.scalar("offset")), int(buffer.scalar("size"))
         if offset > 1:  # large models keep buffers after the flatbuffer, at a file offset
             self.external_buffers = True
             if offset + size > len(self.data):
                 raise ValueError(f"buffer {index} ({size} bytes at offset {offset}) extends past "
                                  f"the end of the {len(self.data)}-byte file")
             return bytes(self.data[offset:offset + size])
-        if buffer.DataIsNone():
+        if not buffer.present("data"):
             return b""
-        self.length(buffer.DataLength(), 1, f"buffer {index}")
-        return buffer.DataAsNumpy().tobytes()
+        self.length(buffer.length("data"), 1, f"buffer {index}")
+        return buffer.numbers("data").tobytes()

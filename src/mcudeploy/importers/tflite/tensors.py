@@ -12,11 +12,11 @@ import math
 from pathlib import Path
 
 import numpy as np
-from tflite.TensorType import TensorType as FlatbufferType
 
 from ...errors import ModelFormatError, UnsupportedError
 from ...ir import DType, QuantParams
 from .reader import ModelRecord, TensorRecord
+from .schema_tables import TensorType as FlatbufferType
 
 DTYPES: dict[int, DType] = {
     FlatbufferType.FLOAT32: DType.FLOAT32, FlatbufferType.FLOAT16: DType.FLOAT16,

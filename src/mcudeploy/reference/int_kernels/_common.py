@@ -2,13 +2,17 @@
 activation clamp, requantization of accumulators, exact dot products, batch folding."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import numpy.typing as npt
 
 from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node, Value
 from ..float_kernels._common import windows  # noqa: F401  (re-exported for the int kernels)
+
+if TYPE_CHECKING:   # annotations only: importing numpy.typing costs every plan
+    import numpy.typing as npt
 
 EXACT_FLOAT32, EXACT_FLOAT64 = 2**24, 2**53  # integers exactly representable below these
 

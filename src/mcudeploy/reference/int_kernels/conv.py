@@ -47,6 +47,7 @@ from .registry import int_kernel
 
 @dataclass(frozen=True)
 class ConvParams:
+    """Prepared parameters of an integer convolution."""
     input_offset: int            # -zp_in (0 for int16)
     output_offset: int           # zp_out (0 for int16)
     output_multiplier: np.ndarray  # int32 [O]

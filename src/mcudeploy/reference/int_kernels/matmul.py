@@ -34,6 +34,7 @@ from .registry import int_kernel
 
 @dataclass(frozen=True)
 class FullyConnectedParams:
+    """Prepared parameters of an integer fully connected layer."""
     input_offset: int
     weights_offset: int
     output_offset: int

@@ -29,12 +29,14 @@ from .registry import int_kernel
 
 @dataclass(frozen=True)
 class PoolParams:
+    """Prepared parameters of an integer pooling."""
     activation_min: int
     activation_max: int
 
 
 @dataclass(frozen=True)
 class MeanParams:
+    """Prepared parameters of an integer mean."""
     input_zero_point: int
     output_zero_point: int
     output_multiplier: int

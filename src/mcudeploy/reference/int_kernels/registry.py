@@ -10,11 +10,15 @@
   leading batch axis ``B`` in front of the value's declared shape (constants arrive with
   ``B = 1`` and broadcast); outputs have shape ``(B,) + value.shape`` and the value's dtype.
 
-Register with ``@int_kernel("Conv", prepare=prepare_conv)`` on the eval function.
+Register with ``@int_kernel("Conv", prepare=prepare_conv)`` on the eval function, and name
+the op's module in :data:`MODULE_OF`: looking up one op imports only its module (a plan
+prepares the parameters of a few op families, not of all of them); the table is checked
+against the registrations in tests/test_int_kernel_modules.py.
 """
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -29,6 +33,7 @@ Eval = Callable[[Node, Any, list[Optional[np.ndarray]]], list[np.ndarray]]
 
 @dataclass(frozen=True)
 class IntKernel:
+    """The prepare and eval functions of one op's integer kernel."""
     op: str
     prepare: Prepare
     eval: Eval
@@ -68,7 +73,10 @@ def int_kernel(op_name: str, *, prepare: Prepare = no_params) -> Callable[[Eval]
 
 def get_int_kernel(op_name: str) -> IntKernel:
     """The integer kernel of ``op_name``; ``UnsupportedError`` when there is none."""
-    _load()
+    if op_name not in _KERNELS and op_name in MODULE_OF:
+        importlib.import_module(f"{__package__}.{MODULE_OF[op_name]}")
+    if op_name not in _KERNELS:
+        _load()
     try:
         return _KERNELS[op_name]
     except KeyError:
@@ -84,6 +92,24 @@ def prepare_node(node: Node) -> Any:
 def all_int_kernels() -> dict[str, IntKernel]:
     _load()
     return dict(_KERNELS)
+
+
+# op -> the module of this package that registers it
+MODULE_OF = {
+    "HardSwish": "activation", "LeakyRelu": "activation", "Sigmoid": "activation", "Tanh": "activation",
+    "Max": "binary_more", "Min": "binary_more", "SquaredDifference": "binary_more",
+    "Conv": "conv", "ConvTranspose": "conv",
+    "Add": "elementwise", "Mul": "elementwise", "Sub": "elementwise",
+    "Expand": "gather", "Gather": "gather", "Tile": "gather",
+    "LogSoftmax": "log_softmax", "Gemm": "matmul",
+    "AveragePool": "pool", "MaxPool": "pool", "ReduceMean": "pool", "ReduceSum": "reduce",
+    "DequantizeLinear": "quant", "QuantizeLinear": "quant",
+    "ArgMax": "reduce", "ArgMin": "reduce", "ReduceMax": "reduce", "ReduceMin": "reduce",
+    "Resize": "resize",
+    "Concat": "shape", "Dropout": "shape", "Flatten": "shape", "Identity": "shape", "Pad": "shape",
+    "Reshape": "shape", "Slice": "shape", "Squeeze": "shape", "Transpose": "shape", "Unsqueeze": "shape",
+    "Softmax": "softmax", "Abs": "unary_math", "Rsqrt": "unary_math",
+}
 
 
 def _load() -> None:

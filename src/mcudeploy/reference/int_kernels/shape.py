@@ -22,11 +22,13 @@ from .registry import int_kernel
 
 @dataclass(frozen=True)
 class PadParams:
+    """Prepared parameters of an integer Pad."""
     pad_value: int
 
 
 @dataclass(frozen=True)
 class ConcatParams:
+    """Prepared parameters of an integer Concat."""
     requantize: tuple  # per input: None (copy) or (zp_in, multiplier, shift, zp_out)
 
 

@@ -34,6 +34,7 @@ OUTPUT_QUANTIZATION = {"int8": (-128, 1.0 / 256), "int16": (-32768, 1.0 / 65536)
 
 @dataclass(frozen=True)
 class SoftmaxParams:
+    """Prepared parameters of an int8 softmax."""
     input_multiplier: int
     input_left_shift: int
     diff_min: int
@@ -63,6 +64,7 @@ def prepare_softmax(node: Node) -> SoftmaxParams | SoftmaxInt16Params:
 
 @dataclass(frozen=True)
 class SoftmaxInt16Params:
+    """Prepared parameters of an int16 softmax."""
     input_multiplier: int
     input_left_shift: int
     exp_lut: np.ndarray                    # int16[513], exp on [-10, 0]

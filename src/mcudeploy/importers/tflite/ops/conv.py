@@ -15,10 +15,10 @@
 from __future__ import annotations
 
 import numpy as np
-from tflite.Padding import Padding
 
 from ..common import converter, dilations_of, fused_activation, spatial_pads, strides_of
 from ..context import ConversionContext
+from ..schema_tables import Padding
 
 
 def _check_rank4(ctx: ConversionContext, x, w) -> None:

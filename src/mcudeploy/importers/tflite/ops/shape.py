@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 
-from tflite.MirrorPadMode import MirrorPadMode
-
 from ..common import ACTIVATION_RANGES, converter, normalize_axis
 from ..context import ConversionContext
+from ..schema_tables import MirrorPadMode
 from ..tensors import quant_params
 
 

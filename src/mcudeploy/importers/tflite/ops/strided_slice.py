@@ -25,6 +25,7 @@ from ..context import ConversionContext
 
 @dataclass
 class AxisSlice:
+    """The slice of one axis."""
     begin: int
     end: int
     stride: int
