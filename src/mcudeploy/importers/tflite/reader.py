@@ -213,9 +213,9 @@ class _Reader:
                               options=self.options(operator))
 
     def options(self, operator: TableView) -> dict[str, Any]:
-        position = operator.union("builtin_options")
-        options = (TableView.options(self.data, position, int(operator.scalar("builtin_options_type")))
-                   if position is not None else None)
+        table = operator.union("builtin_options")
+        options = (TableView.options(table.Bytes, table.Pos, int(operator.scalar("builtin_options_type")))
+                   if table is not None else None)
         if options is None:
             return {}
         result: dict[str, Any] = {}
