@@ -98,7 +98,7 @@ def all_int_kernels() -> dict[str, IntKernel]:
 MODULE_OF = {
     "HardSwish": "activation", "LeakyRelu": "activation", "Sigmoid": "activation", "Tanh": "activation",
     "Max": "binary_more", "Min": "binary_more", "SquaredDifference": "binary_more",
-    "Conv": "conv", "ConvTranspose": "conv",
+    "Conv": "conv", "ConvTranspose": "conv", "ConvAccumulate": "accumulate", "RequantizeAccumulator": "accumulate",
     "Add": "elementwise", "Mul": "elementwise", "Sub": "elementwise",
     "Expand": "gather", "Gather": "gather", "Tile": "gather",
     "LogSoftmax": "log_softmax", "Gemm": "matmul",
