@@ -1,7 +1,7 @@
 """Channel Concat in place (plan/reuse.py ``channel-slice``): the planned arena of models with
 NHWC channel concats, with and without it.
 
-    python benchmarks/concat_in_place_bench.py
+    python benchmarks/concat_in_place_bench.py        -> results/concat_in_place.md
 
 Models (float ONNX built here, quantized by mcudeploy with one random sample - the figures
 are byte sizes, which do not depend on the ranges): a SqueezeNet 1.1-style network at 96x96
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paths import REPO
+from paths import REPO, RESULTS
 
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO / "tests"))
@@ -80,8 +80,11 @@ def main() -> None:
     models = {"squeezenet-style 96": squeezenet(), "its fire modules (24x24x64 input)": squeezenet(stem=False),
               "unet256": (make_unet(256), (1, 1, 256, 256)),
               "unet256 halve_skip": (make_unet(256, halve_skip=True), (1, 1, 256, 256))}
-    print("| model | channel concats | in place | arena copying (bytes) | arena in place (bytes) | saved |")
-    print("|---|---|---|---|---|---|")
+    lines = ["# Channel Concat in place (NHWC channel slices)", "",
+             "Made by `python benchmarks/concat_in_place_bench.py`. " + " ".join(__doc__.split("\n\n")[1].split()), "",
+             "| model | channel concats | in place | arena copying (bytes) | arena in place (bytes) | saved | peak |",
+             "|---|---|---|---|---|---|---|"]
+    refusals = []
     for name, (model, shape) in models.items():
         graph = graph_of(model, shape)
         concats = [n.name for n in graph.nodes if n.op == "Concat"]
@@ -90,11 +93,14 @@ def main() -> None:
         in_place = sum(name in strided.elided_nodes for name in concats)
         saved = 1 - strided.arena_bytes / dense.arena_bytes
         step, alive = strided.peak_step()
-        print(f"| {name} | {len(concats)} | {in_place} | {dense.arena_bytes} | {strided.arena_bytes} | {saved:.1%} |"
-              f" peak at {strided.order[step]}: {', '.join(f'{p.name} {p.size}' for p in alive[:3])}")
-        for node, reason in strided.reuse_refusals:
-            if node in concats:
-                print(f"|   {node}: {reason} ||||||")
+        lines.append(f"| {name} | {len(concats)} | {in_place} | {dense.arena_bytes} | {strided.arena_bytes} | "
+                     f"{saved:.1%} | at {strided.order[step]}: {', '.join(f'{p.name} {p.size}' for p in alive[:3])} |")
+        refusals += [f"- {name}, {node}: {reason}" for node, reason in strided.reuse_refusals if node in concats]
+    lines += ["", "Concats left as copies, and why:", ""] + (refusals or ["- none"])
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "concat_in_place.md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
