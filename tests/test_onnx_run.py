@@ -95,3 +95,34 @@ def test_fallbacks_give_the_numpy_forward(tmp_path, monkeypatch):
     node = graph.nodes[0]
     monkeypatch.setattr(node, "op", "NoSuchOp")              # an op with no ONNX writer
     assert onnx_run.onnxruntime_forward(graph) is None
+
+
+def test_ranges_inside_onnxruntime_equal_the_observed_ones(tmp_path):
+    """The minmax path (ReduceMin / ReduceMax in the session) against the numpy forward's
+    observers, and calibrate's default for histogram=False takes it."""
+    graph = prepare_for_quantization(MODELS["unet_convtranspose"](tmp_path))
+    samples = _samples(graph, 3)
+    ranges = onnx_run.onnxruntime_ranges(graph)
+    assert ranges is not None
+    fast = calibrate(graph, samples, progress=False, histogram=False)
+    slow = calibrate(graph, samples, progress=False, histogram=False, runner=partial(forward, graph))
+    assert list(fast) == list(slow)
+    for name in slow:
+        low, high = slow[name].low, slow[name].high
+        tolerance = 2e-5 * max(abs(low), abs(high), 1e-6)
+        assert abs(fast[name].low - low) <= tolerance and abs(fast[name].high - high) <= tolerance, name
+        assert fast[name].count == slow[name].count and not fast[name].histogram
+
+
+@pytest.mark.parametrize("fill", [0.0, 3e38])   # 0 / 0 = NaN only; 3e38 * 3e38 = Inf
+def test_nan_or_inf_is_caught_by_the_ranges(fill):
+    from mcudeploy.errors import GraphError
+    from mcudeploy.ir import DType, Graph
+    graph = Graph("nan_maker")
+    x = graph.add_input("x", DType.FLOAT32, (1, 8))
+    graph.outputs = [graph.add_node("Div" if fill == 0.0 else "Mul", [x, x], {}, name="op").outputs[0]]
+    sample = {"x": np.full((1, 8), fill, np.float32)}
+    sample["x"][0, 0] = 1.0    # one ordinary value: ReduceMin / ReduceMax alone may skip a NaN
+    assert onnx_run.onnxruntime_ranges(graph) is not None
+    with pytest.raises(GraphError, match="'op' is NaN / Inf on calibration sample 0"):
+        calibrate(graph, [sample], progress=False, histogram=False)

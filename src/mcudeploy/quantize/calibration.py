@@ -36,6 +36,7 @@ import numpy as np
 
 from ..data_files import arrays_for_inputs, check_array, check_arrays
 from ..errors import DataError, GraphError, UnsupportedError, UsageError
+from ..exporters.onnx_run import OnnxRuntimeRanges, onnxruntime_ranges
 from ..ir import DType, Graph
 from .forward import Runner, float_runner
 from .observers import TensorObserver
@@ -237,25 +238,44 @@ def _observe(graph: Graph, observed: dict[str, TensorObserver], histogram: bool,
         if observer is None:
             observer = observed[value.name] = TensorObserver(histogram)
         if not observer.update(array):
-            raise GraphError(f"{graph.name}: tensor {value.name!r} is NaN / Inf on calibration "
-                             f"sample {index}: the float model overflows (weights too large?) or "
-                             "divides by zero; it cannot be quantized")
+            raise _not_finite(graph, value.name, index)
     return visit
 
 
-def _calibrate_part(graph: Graph, runner: Runner, samples: list[Sample], indices: range, histogram: bool,
-                    advance) -> dict[str, TensorObserver]:
+def _not_finite(graph: Graph, name: str, index: int) -> GraphError:
+    return GraphError(f"{graph.name}: tensor {name!r} is NaN / Inf on calibration sample {index}: the float "
+                      "model overflows (weights too large?) or divides by zero; it cannot be quantized")
+
+
+def _observe_ranges(graph: Graph, observed: dict[str, TensorObserver], ranges: dict, index: int) -> None:
+    """Feed the min / max observers from :class:`~mcudeploy.exporters.onnx_run.OnnxRuntimeRanges`."""
+    for name, (low, high, finite, count) in ranges.items():
+        if not finite:
+            raise _not_finite(graph, name, index)
+        observer = observed.get(name)
+        if observer is None:
+            observer = observed[name] = TensorObserver(histogram=False)
+        observer.update_range(low, high, count)
+
+
+def _calibrate_part(graph: Graph, runner: Runner | OnnxRuntimeRanges, samples: list[Sample], indices: range,
+                    histogram: bool, advance) -> dict[str, TensorObserver]:
     observed: dict[str, TensorObserver] = {}
     for index in indices:
-        runner(samples[index], visit=_observe(graph, observed, histogram, index))
+        if isinstance(runner, OnnxRuntimeRanges):
+            _observe_ranges(graph, observed, runner(samples[index]), index)
+        else:
+            runner(samples[index], visit=_observe(graph, observed, histogram, index))
         advance()
     return observed
 
 
 def calibrate(graph: Graph, samples: list[Sample], *, progress: bool = True, histogram: bool = True,
               threads: int | None = None, runner: Runner | None = None) -> dict[str, TensorObserver]:
-    """Stream every sample through the float model (``runner``, default
-    :func:`~.forward.float_runner`: onnxruntime when it can, else numpy): a
+    """Stream every sample through the float model (``runner``; by default onnxruntime when
+    it can - with ``histogram=False`` reducing each tensor to its min / max inside it,
+    :func:`~mcudeploy.exporters.onnx_run.onnxruntime_ranges` - else numpy,
+    :func:`~.forward.float_runner`): a
     :class:`TensorObserver` per float tensor (``histogram=False``: min / max only, what the
     minmax method reads). ``threads`` (default :data:`CALIBRATION_THREADS`, at most the CPU
     count) run interleaved samples at once, each with its own observers, merged at the end
@@ -263,13 +283,17 @@ def calibrate(graph: Graph, samples: list[Sample], *, progress: bool = True, his
     BLAS's products release the interpreter lock. Memory: ``threads`` samples' live tensors
     plus the observers, whatever the number of samples."""
     count = max(1, min(threads or CALIBRATION_THREADS, os.cpu_count() or 1, len(samples)))
-    runner = runner or float_runner(graph)
+    chosen: Runner | OnnxRuntimeRanges | None = runner
+    if chosen is None and not histogram:   # min / max only: reduced inside onnxruntime
+        chosen = onnxruntime_ranges(graph)
+    if chosen is None:
+        chosen = float_runner(graph)
     with progress_bar(f"calibrating {graph.name}", len(samples), enabled=progress) as advance:
         if count == 1:
-            parts = [_calibrate_part(graph, runner, samples, range(len(samples)), histogram, advance)]
+            parts = [_calibrate_part(graph, chosen, samples, range(len(samples)), histogram, advance)]
         else:
             with ThreadPoolExecutor(count) as pool:
-                futures = [pool.submit(_calibrate_part, graph, runner, samples, range(start, len(samples), count),
+                futures = [pool.submit(_calibrate_part, graph, chosen, samples, range(start, len(samples), count),
                                        histogram, advance) for start in range(count)]
                 parts = [future.result() for future in futures]
     observed = parts[0]

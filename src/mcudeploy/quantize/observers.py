@@ -92,6 +92,15 @@ class TensorObserver:
             self._add(flat.astype(np.float32, copy=False), max(abs(low), abs(high)))
         return True
 
+    def update_range(self, low: float, high: float, count: int) -> None:
+        """Observe a tensor of ``count`` finite values known only by its min and max (an
+        observer without histogram: what the minmax method reads)."""
+        if self.histogram:
+            raise RuntimeError("an observer with a histogram needs the values (use update)")
+        if count:
+            self.low, self.high = min(self.low, low), max(self.high, high)
+            self.count += count
+
     def _add(self, flat: np.ndarray, peak: float) -> None:
         nonzero = flat[flat != 0]
         self.zeros += flat.size - nonzero.size

@@ -124,9 +124,8 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
     prepared = prepare_for_quantization(graph)
     samples = load_calibration(calibration, prepared, preprocessing=preprocessing)
     evaluation = samples[:evaluation_count(prepared, config, len(samples))]
+    observed = calibrate(prepared, samples, progress=config.progress, histogram=needs_histogram(config.observer))
     runner = float_runner(prepared)
-    observed = calibrate(prepared, samples, progress=config.progress, histogram=needs_histogram(config.observer),
-                         runner=runner)
     # every tensor of the few evaluation samples (bounded by EVALUATION_VALUES), then the
     # runner (an onnxruntime session keeps its memory arena) is released before the report
     float_captures = [runner(sample, keep=None) for sample in evaluation]

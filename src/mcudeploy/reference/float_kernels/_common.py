@@ -53,3 +53,17 @@ def windows(padded: np.ndarray, out_hw: tuple[int, ...], kernel_hw: tuple[int, .
     shape = (padded.shape[0], *out_hw, *kernel_hw, padded.shape[3])
     step = (sn, sh * strides[0], sw * strides[1], sh * dilations[0], sw * dilations[1], sc)
     return np.lib.stride_tricks.as_strided(padded, shape, step, writeable=False)
+
+
+COLUMN_BLOCK_BYTES = 16 << 20
+
+
+def row_blocks(view: np.ndarray) -> list[slice]:
+    """Slices of the output rows of a :func:`windows` view whose im2col columns hold about
+    :data:`COLUMN_BLOCK_BYTES` each (at least one row): the convolutions build the columns
+    block by block, which keeps them in cache and never holds the whole matrix (a
+    256 x 256 x 96 3x3 layer: 453 MB of float64 columns at once)."""
+    n, rows, columns, kh, kw, channels = view.shape
+    per_row = max(1, n * columns * kh * kw * channels * view.itemsize)
+    count = max(1, min(rows, COLUMN_BLOCK_BYTES // per_row))
+    return [slice(start, min(rows, start + count)) for start in range(0, rows, count)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import Node
-from ._common import finish, from_nhwc, nhwc_shape, to_nhwc, wide, windows
+from ._common import finish, from_nhwc, nhwc_shape, row_blocks, to_nhwc, wide, windows
 from .registry import kernel
 
 
@@ -36,16 +36,20 @@ def _depthwise(windows_view: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def _grouped(windows_view: np.ndarray, weights: np.ndarray, group: int) -> np.ndarray:
-    """im2col per group: ``[N*OH*OW, kH*kW*C/g] @ [kH*kW*C/g, O/g]``."""
+    """im2col per group: ``[N*OH*OW, kH*kW*C/g] @ [kH*kW*C/g, O/g]``, block of output rows by
+    block of output rows (:func:`~._common.row_blocks`)."""
     n, oh, ow, kh, kw, channels = windows_view.shape
     per_group_in, per_group_out = channels // group, weights.shape[0] // group
-    outputs = []
-    for g in range(group):
-        columns = windows_view[..., g * per_group_in:(g + 1) * per_group_in]
-        columns = columns.reshape(n * oh * ow, kh * kw * per_group_in)
-        w = weights[g * per_group_out:(g + 1) * per_group_out].reshape(per_group_out, -1)
-        outputs.append(columns @ w.T)
-    return np.concatenate(outputs, axis=1).reshape(n, oh, ow, -1)
+    out = np.empty((n, oh, ow, weights.shape[0]), np.result_type(windows_view, weights))
+    matrices = [weights[g * per_group_out:(g + 1) * per_group_out].reshape(per_group_out, -1).T
+                for g in range(group)]
+    for rows in row_blocks(windows_view):
+        block = windows_view[:, rows]
+        for g in range(group):
+            columns = block[..., g * per_group_in:(g + 1) * per_group_in].reshape(-1, kh * kw * per_group_in)
+            out[:, rows, :, g * per_group_out:(g + 1) * per_group_out] = (columns @ matrices[g]).reshape(
+                n, rows.stop - rows.start, ow, per_group_out)
+    return out
 
 
 def conv2d_nhwc(x: np.ndarray, weights: np.ndarray, *, strides, dilations, pads, group: int,

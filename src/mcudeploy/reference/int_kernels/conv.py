@@ -38,6 +38,7 @@ from ._common import (
     pad_hw,
     per_tensor,
     requantize_and_clamp,
+    row_blocks,
     unfold_batch,
     where,
     windows,
@@ -130,16 +131,20 @@ def _depthwise_sums(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def _grouped_sums(view: np.ndarray, weights: np.ndarray, group: int) -> np.ndarray:
     """im2col per group: ``[N*OH*OW, kH*kW*C/g] @ [kH*kW*C/g, O/g]`` in the view's exact
-    float dtype."""
+    float dtype, block of output rows by block of output rows (:func:`row_blocks`: the
+    columns of a block stay in cache and the whole im2col matrix never exists)."""
     n, oh, ow, kh, kw, channels = view.shape
     per_in, per_out = channels // group, weights.shape[0] // group
-    sums = []
-    for g in range(group):
-        columns = view[..., g * per_in:(g + 1) * per_in].reshape(n * oh * ow, kh * kw * per_in)
-        w = weights[g * per_out:(g + 1) * per_out].reshape(per_out, -1).astype(view.dtype)
-        sums.append(np.matmul(columns, w.T).astype(np.int64))
-    acc = sums[0] if group == 1 else np.concatenate(sums, axis=1)
-    return acc.reshape(n, oh, ow, -1)
+    acc = np.empty((n, oh, ow, weights.shape[0]), np.int64)
+    matrices = [weights[g * per_out:(g + 1) * per_out].reshape(per_out, -1).astype(view.dtype).T
+                for g in range(group)]
+    for rows in row_blocks(view):
+        block = view[:, rows]
+        for g in range(group):
+            columns = block[..., g * per_in:(g + 1) * per_in].reshape(-1, kh * kw * per_in)
+            acc[:, rows, :, g * per_out:(g + 1) * per_out] = (columns @ matrices[g]).reshape(
+                n, rows.stop - rows.start, ow, per_out)
+    return acc
 
 
 @int_kernel("Conv", prepare=prepare_conv)
