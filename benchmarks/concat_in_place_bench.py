@@ -81,7 +81,7 @@ def main() -> None:
               "unet256": (make_unet(256), (1, 1, 256, 256)),
               "unet256 halve_skip": (make_unet(256, halve_skip=True), (1, 1, 256, 256))}
     lines = ["# Channel Concat in place (NHWC channel slices)", "",
-             "Made by `python benchmarks/concat_in_place_bench.py`. " + " ".join(__doc__.split("\n\n")[1].split()), "",
+             "Made by `python benchmarks/concat_in_place_bench.py`. " + " ".join(__doc__.split("\n\n")[2].split()), "",
              "| model | channel concats | in place | arena copying (bytes) | arena in place (bytes) | saved | peak |",
              "|---|---|---|---|---|---|---|"]
     refusals = []
