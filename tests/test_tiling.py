@@ -165,6 +165,23 @@ def test_auto_tiling_reaches_a_limit_within_the_overhead():
     assert_same_outputs(graph, tiled, feeds)
 
 
+@pytest.mark.slow
+def test_auto_tiling_also_starts_from_the_whole_network():
+    """U-Net 256: the best first region alone (the decoder in patches) stops at 1.8x; the
+    whole network in column stripes, then its top decoder level tiled inside each stripe,
+    reaches 2x within 15 % MACC (rule 6 of plan/tiling.py). Bit-exact with the untiled graph."""
+    graph = unet(256)
+    tiled = graph.copy()
+    def planner(g):      # memory-aware order (the driver's default), as the tiling bench plans
+        return plan_memory(g, io_in_arena=False, time_limit=2.0)
+    choice = auto_tiling(tiled, planner, limit=None, max_overhead=0.15, mode="patches", alignment=16,
+                         io_in_arena=False)
+    whole = longest_region(graph)
+    assert (choice.regions[0].start, choice.regions[0].end) == (whole.start, whole.end)
+    assert choice.arena_before >= 2 * choice.arena_after and choice.overhead <= 0.15
+    assert_same_outputs(graph, tiled, random_feeds(graph, 1))
+
+
 def test_an_auto_tiling_that_stops_above_its_limit_is_a_warning_with_advice():
     """With the I/O in the arena, no region of VWW lowers the arena: the user who asked for a
     limit hears so, and what to try, instead of silently getting the untiled model."""

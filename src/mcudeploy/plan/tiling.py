@@ -11,15 +11,21 @@ rule is a greedy search on the memory plan itself:
    stage downsamples, or the network's narrow output); their starts the valid nodes up to
    ``STARTS_BACK`` before it, and the network's first layer; a candidate that meets an
    already tiled region replaces it by their union;
-3. tile counts: row stripes 2, 3, 4, 5, 6, 8, 12, 16, 32 (``mode = "patches"``: 2x2, 3x2, 2x3, 3x3, 4x2, 4x4), never more
-   than the output has rows;
+3. tile counts: row stripes 2, 3, 4, 5, 6, 8, 12, 16, 32 (``mode = "patches"``: column
+   stripes 1x2, 1x3, 1x4 and 2x2, 3x2, 2x3, 3x3, 4x2, 4x4), never more than the output has
+   rows;
 4. every candidate whose whole-graph MACC overhead (recomputed halos) stays within
    ``max_overhead`` is scored by its peak live bytes (views and in-place concats counted,
    no overlap: cheap); the ``VERIFIED`` best are planned for real and the one with the
    smallest arena wins, ties to the least MACC;
 5. stop when the arena is at most ``limit``, when no candidate lowers it by
    ``MIN_GAIN``, or after ``MAX_REGIONS`` regions; the smallest tile count reaching the
-   limit is preferred to a larger one that goes lower (least recompute).
+   limit is preferred to a larger one that goes lower (least recompute);
+6. the ``BEAM`` best first steps, and the longest tilable region (the whole network) at its
+   best tile count, are each continued to the end and the best end wins:
+   the best first region alone can block a better pair (U-Net 256: its decoder in 4x4
+   patches, 4.61 MB, beats the whole network in two column stripes, 4.70 MB; but those
+   stripes with their top decoder level in 4 row stripes reach 3.97 MB).
 
 MACC of the tiled graph counts every recomputed halo row, so ``overhead = MACC(tiled) /
 MACC(untiled) - 1`` is exact for the rewritten graph.
@@ -44,7 +50,8 @@ from .reuse import find_reuse, group_buffers, groups_of
 log = logging.getLogger(__name__)
 
 ROW_COUNTS = (2, 3, 4, 5, 6, 8, 12, 16, 32)
-PATCH_COUNTS = ((2, 2), (3, 2), (2, 3), (3, 3), (4, 2), (4, 4))
+PATCH_COUNTS = ((1, 2), (1, 3), (1, 4), (2, 2), (3, 2), (2, 3), (3, 3), (4, 2), (4, 4))
+BEAM = 2
 CANDIDATE_ENDS = 4
 STARTS_BACK = 6
 VERIFIED = 4
@@ -198,13 +205,10 @@ def auto_tiling(graph: Graph, plan: Planner, *, limit: int | None, max_overhead:
                           limit=limit, max_overhead=max_overhead,
                           rule=f"auto: limit {limit}, max overhead {max_overhead:.0%}, {mode}")
     search = _Search(original, plan, base_macc, max_overhead, mode, alignment, io_in_arena, limit, choice)
-    for _ in range(MAX_REGIONS):
-        if limit is not None and state.plan.arena_bytes <= limit:
-            break
-        found = search.best_step(state)
-        if found is None:
-            break
-        state = found
+    if limit is None or state.plan.arena_bytes > limit:
+        firsts = search.ranked_steps(state)[:BEAM] + search.whole_network(state)
+        finals = [search.finish(first) for first in firsts]
+        state = min(finals, key=search.key) if finals else state
     choice.regions, choice.arena_after = state.outer + state.nested, state.plan.arena_bytes
     choice.tiled = apply_tiling(graph, choice.regions) if choice.regions else []
     choice.macc_after, choice.seconds = total_macc(graph), time.perf_counter() - started
@@ -260,8 +264,50 @@ class _Search:
                     if regions:
                         yield state.outer, state.nested + regions, state.graph, regions
 
+    def key(self, state: _State) -> tuple:
+        """What a better state is (rule 5): reaching the limit, then the least MACC; else the
+        smallest arena, then the least MACC."""
+        overhead = total_macc(state.graph) / self.base_macc - 1.0
+        reaches = self.limit is not None and state.plan.arena_bytes <= self.limit
+        return (0, overhead, state.plan.arena_bytes) if reaches else (1, state.plan.arena_bytes, overhead)
+
+    def finish(self, state: _State) -> _State:
+        """Greedy steps from ``state`` until the limit, no gain, or MAX_REGIONS regions."""
+        while len(state.outer) + len(state.nested) < MAX_REGIONS:
+            if self.limit is not None and state.plan.arena_bytes <= self.limit:
+                break
+            found = self.best_step(state)
+            if found is None:
+                break
+            state = found
+        return state
+
     def best_step(self, state: _State) -> _State | None:
         """The best next state (rules 2-5); None when none lowers the arena by MIN_GAIN."""
+        ranked = self.ranked_steps(state)
+        return ranked[0] if ranked else None
+
+    def whole_network(self, state: _State) -> list[_State]:
+        """The longest tilable region (:func:`longest_region`: the whole network when it can
+        be) at its best tile count within the overhead, as one more first step (rule 6)."""
+        region = longest_region(self.original)
+        if region is None:
+            return []
+        best = None
+        for rows, columns in _counts(self.mode):
+            outer = (TilingRegion(region.start, region.end, rows, columns),)
+            graph = _tiled_copy(self.original, outer)
+            self.choice.trials += 1
+            if graph is None or total_macc(graph) / self.base_macc - 1.0 > self.max_overhead:
+                continue
+            found = _State(outer, (), graph, self.plan(graph))
+            if found.plan.arena_bytes <= state.plan.arena_bytes * (1 - MIN_GAIN) and \
+                    (best is None or self.key(found) < self.key(best)):
+                best = found
+        return [] if best is None else [best]
+
+    def ranked_steps(self, state: _State) -> list[_State]:
+        """The verified next states that lower the arena by MIN_GAIN, best first."""
         scored = []
         for outer, nested, base, regions in self.moves(state):
             graph = _tiled_copy(base, regions)
@@ -272,13 +318,12 @@ class _Search:
             if overhead <= self.max_overhead:
                 scored.append((quick_peak(graph, self.alignment, self.io_in_arena), overhead, outer, nested, graph))
         scored.sort(key=lambda item: (item[0], item[1]))
-        best = None
+        ranked = []
         for _, overhead, outer, nested, graph in scored[:VERIFIED]:
             trial = self.plan(graph)
             reaches = self.limit is not None and trial.arena_bytes <= self.limit
             key = (0 if reaches else 1, overhead if reaches else trial.arena_bytes, trial.arena_bytes)
-            if best is None or key < best[0]:
-                best = (key, _State(outer, nested, graph, trial))
-        if best is None or best[1].plan.arena_bytes > state.plan.arena_bytes * (1 - MIN_GAIN):
-            return None
-        return best[1]
+            if trial.arena_bytes <= state.plan.arena_bytes * (1 - MIN_GAIN):
+                ranked.append((key, _State(outer, nested, graph, trial)))
+        ranked.sort(key=lambda item: item[0])
+        return [found for _, found in ranked]
