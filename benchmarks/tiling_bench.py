@@ -58,16 +58,13 @@ UNET_512_TILES = (32, 16, 8, 8, 16, 32, (32, 4))
 GOAL_REDUCTION = 2.0
 # Why a small U-Net misses the goal (measured by hand on unet256, see the closing note of issue 11):
 UNET_LIMIT = (
-    "Why a U-Net below 512 misses it: (1) the skip tensors of levels 0-2 (at 256x256: 2 + 1 + 0.5 MiB of the "
-    "8 MiB peak) stay alive from the encoder to the decoder whatever a per-level region does, so tiling each "
-    "level on its own cannot go below about 3.6 MiB (at most 2.3x; the planner reaches 1.7-1.8x: the tile "
-    "buffers, and in the all-levels configuration examined 0.7 MiB between the bytes alive at the arena's top "
-    "and the arena, placed around the long-lived skips); (2) a region spanning the whole network frees the "
-    "skips, but the network's receptive field is about 100 input rows (a halo of about 48 rows at every inner "
-    "tile edge, 2 convolutions at each of 7 levels, the deeper ones at 2-8x stride): a 128-row patch at "
-    "256x256 recomputes a large share of itself (2x2 patches: +24 % MACC, 3.75x), a 256-row patch at 512x512 "
-    "half that share (+11.6 %, 3.43x). For U-Nets the fix within budget is the graph split: the skips in "
-    "external RAM (the STM32N6 case below).")
+    "Why a U-Net can miss it: the skip tensors (at 256x256: 2 + 1 + 0.5 MiB of the 8 MiB peak) stay alive from "
+    "the encoder to the decoder whatever a region inside one level does, so only a region spanning the whole "
+    "network frees them; but its receptive field is about 100 input rows, so every inner tile edge recomputes "
+    "a halo of about 48 rows. The automatic rule tries the whole network as a first step (plan/tiling.py, rule "
+    "6): at 256x256, two column stripes (+10.9 % MACC) with the top decoder level tiled again inside each. "
+    "Below that size the halo is most of a tile; the fix within budget is then the graph split (the skips in "
+    "external RAM, the STM32N6 case below).")
 MCUNETV2 = "MCUNetV2 (Lin et al., NeurIPS 2021) reports 4-8x lower peak memory for existing CNNs with patch-based inference"
 
 
@@ -125,6 +122,8 @@ def hand_configs(name: str, graph) -> list[list[TilingRegion]]:
         configs = [[TilingRegion(*whole, n)] for n in (2, 4)] + [[TilingRegion(*whole, 2, 2)]]
         configs += [[TilingRegion("resize_37", "conv_41", 32), TilingRegion("resize_48", "conv_71", n)] for n in (8, 16)]
         configs.append([TilingRegion(*whole, 2, 2), TilingRegion("resize_59@tile0_0", "conv_71@tile0_0", 4)])
+        configs.append([TilingRegion(*whole, 1, 2)] + [TilingRegion(f"resize_59@tile0_{i}", f"conv_71@tile0_{i}", 4)
+                                                       for i in (0, 1)])
         return configs
     if name == "mobilenetv2_0.5_128":
         return [[TilingRegion(names[0], names[6], 8), TilingRegion(names[7], names[13], 4)],

@@ -11,18 +11,19 @@ rule is a greedy search on the memory plan itself:
    stage downsamples, or the network's narrow output); their starts the valid nodes up to
    ``STARTS_BACK`` before it, and the network's first layer; a candidate that meets an
    already tiled region replaces it by their union;
-3. tile counts: row stripes 2, 3, 4, 5, 6, 8, 12, 16, 32 (``mode = "patches"``: column
-   stripes 1x2, 1x3, 1x4 and 2x2, 3x2, 2x3, 3x3, 4x2, 4x4), never more than the output has
-   rows;
+3. tile counts: row stripes 2, 3, 4, 5, 6, 8, 12, 16, 32 (``mode = "patches"``: 2x2, 3x2,
+   2x3, 3x3, 4x2, 4x4), never more than the output has rows;
 4. every candidate whose whole-graph MACC overhead (recomputed halos) stays within
    ``max_overhead`` is scored by its peak live bytes (views and in-place concats counted,
    no overlap: cheap); the ``VERIFIED`` best are planned for real and the one with the
    smallest arena wins, ties to the least MACC;
 5. stop when the arena is at most ``limit``, when no candidate lowers it by
-   ``MIN_GAIN``, or after ``MAX_REGIONS`` regions; the smallest tile count reaching the
+   ``MIN_GAIN``, or after ``MAX_REGIONS`` steps (a nested step is one); the smallest tile count reaching the
    limit is preferred to a larger one that goes lower (least recompute);
 6. the ``BEAM`` best first steps, and the longest tilable region (the whole network) at its
-   best tile count, are each continued to the end and the best end wins:
+   best tile count (patches: column stripes 1x2, 1x3, 1x4 too), are each continued to the
+   end and the best end wins (the first of them is the plain greedy path, so the result is
+   never worse than it):
    the best first region alone can block a better pair (U-Net 256: its decoder in 4x4
    patches, 4.61 MB, beats the whole network in two column stripes, 4.70 MB; but those
    stripes with their top decoder level in 4 row stripes reach 3.97 MB).
@@ -50,7 +51,8 @@ from .reuse import find_reuse, group_buffers, groups_of
 log = logging.getLogger(__name__)
 
 ROW_COUNTS = (2, 3, 4, 5, 6, 8, 12, 16, 32)
-PATCH_COUNTS = ((1, 2), (1, 3), (1, 4), (2, 2), (3, 2), (2, 3), (3, 3), (4, 2), (4, 4))
+PATCH_COUNTS = ((2, 2), (3, 2), (2, 3), (3, 3), (4, 2), (4, 4))
+COLUMN_COUNTS = ((1, 2), (1, 3), (1, 4))   # column stripes: tried for the whole network only
 BEAM = 2
 CANDIDATE_ENDS = 4
 STARTS_BACK = 6
@@ -272,8 +274,9 @@ class _Search:
         return (0, overhead, state.plan.arena_bytes) if reaches else (1, state.plan.arena_bytes, overhead)
 
     def finish(self, state: _State) -> _State:
-        """Greedy steps from ``state`` until the limit, no gain, or MAX_REGIONS regions."""
-        while len(state.outer) + len(state.nested) < MAX_REGIONS:
+        """Greedy steps after the first one, ``state``, until the limit, no gain, or
+        MAX_REGIONS steps in all (a nested step adds one region per tile)."""
+        for _ in range(MAX_REGIONS - 1):
             if self.limit is not None and state.plan.arena_bytes <= self.limit:
                 break
             found = self.best_step(state)
@@ -294,7 +297,7 @@ class _Search:
         if region is None:
             return []
         best = None
-        for rows, columns in _counts(self.mode):
+        for rows, columns in _counts(self.mode) + (list(COLUMN_COUNTS) if self.mode == "patches" else []):
             outer = (TilingRegion(region.start, region.end, rows, columns),)
             graph = _tiled_copy(self.original, outer)
             self.choice.trials += 1
