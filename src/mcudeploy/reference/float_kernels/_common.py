@@ -67,3 +67,23 @@ def row_blocks(view: np.ndarray) -> list[slice]:
     per_row = max(1, n * columns * kh * kw * channels * view.itemsize)
     count = max(1, min(rows, COLUMN_BLOCK_BYTES // per_row))
     return [slice(start, min(rows, start + count)) for start in range(0, rows, count)]
+
+
+def grouped_products(view: np.ndarray, weights: np.ndarray, group: int, out_dtype) -> np.ndarray:
+    """``[N, OH, OW, O]`` sums of a grouped convolution: im2col per group, ``[rows * OW,
+    kH*kW*C/g] @ [kH*kW*C/g, O/g]`` in the dtype both promote to (an int8 weight ``[O, kH,
+    kW, C/g]`` takes ``view``'s exact float dtype), block of output rows by block
+    (:func:`row_blocks`), stored as ``out_dtype``."""
+    n, oh, ow, kh, kw, channels = view.shape
+    per_in, per_out = channels // group, weights.shape[0] // group
+    out = np.empty((n, oh, ow, weights.shape[0]), out_dtype)
+    compute = np.result_type(view.dtype, weights.dtype)
+    matrices = [weights[g * per_out:(g + 1) * per_out].reshape(per_out, -1).astype(compute, copy=False).T
+                for g in range(group)]
+    for rows in row_blocks(view):
+        block = view[:, rows]
+        for g in range(group):
+            columns = block[..., g * per_in:(g + 1) * per_in].reshape(-1, kh * kw * per_in).astype(compute, copy=False)
+            out[:, rows, :, g * per_out:(g + 1) * per_out] = (columns @ matrices[g]).reshape(
+                n, rows.stop - rows.start, ow, per_out)
+    return out

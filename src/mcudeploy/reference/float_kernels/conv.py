@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import Node
-from ._common import finish, from_nhwc, nhwc_shape, row_blocks, to_nhwc, wide, windows
+from ._common import finish, from_nhwc, grouped_products, nhwc_shape, to_nhwc, wide, windows
 from .registry import kernel
 
 
@@ -35,23 +35,6 @@ def _depthwise(windows_view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return out.reshape(n, oh, ow, channels * multiplier)
 
 
-def _grouped(windows_view: np.ndarray, weights: np.ndarray, group: int) -> np.ndarray:
-    """im2col per group: ``[N*OH*OW, kH*kW*C/g] @ [kH*kW*C/g, O/g]``, block of output rows by
-    block of output rows (:func:`~._common.row_blocks`)."""
-    n, oh, ow, kh, kw, channels = windows_view.shape
-    per_group_in, per_group_out = channels // group, weights.shape[0] // group
-    out = np.empty((n, oh, ow, weights.shape[0]), np.result_type(windows_view, weights))
-    matrices = [weights[g * per_group_out:(g + 1) * per_group_out].reshape(per_group_out, -1).T
-                for g in range(group)]
-    for rows in row_blocks(windows_view):
-        block = windows_view[:, rows]
-        for g in range(group):
-            columns = block[..., g * per_group_in:(g + 1) * per_group_in].reshape(-1, kh * kw * per_group_in)
-            out[:, rows, :, g * per_group_out:(g + 1) * per_group_out] = (columns @ matrices[g]).reshape(
-                n, rows.stop - rows.start, ow, per_group_out)
-    return out
-
-
 def conv2d_nhwc(x: np.ndarray, weights: np.ndarray, *, strides, dilations, pads, group: int,
                 out_hw: tuple[int, ...]) -> np.ndarray:
     """Float64 NHWC convolution without bias; ``weights`` ``[O, kH, kW, C/group]``."""
@@ -59,7 +42,7 @@ def conv2d_nhwc(x: np.ndarray, weights: np.ndarray, *, strides, dilations, pads,
     view = windows(padded, out_hw, weights.shape[1:3], strides, dilations)
     if weights.shape[3] == 1 and group == x.shape[3] and group > 1:
         return _depthwise(view, weights)
-    return _grouped(view, weights, group)
+    return grouped_products(view, weights, group, np.result_type(view, weights))
 
 
 @kernel("Conv")

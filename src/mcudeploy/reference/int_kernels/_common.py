@@ -9,7 +9,7 @@ import numpy as np
 from ...arithmetic import fixed_point as fp
 from ...errors import UnsupportedError
 from ...ir import Node, Value
-from ..float_kernels._common import row_blocks, windows  # noqa: F401  (re-exported for the int kernels)
+from ..float_kernels._common import grouped_products, windows  # noqa: F401  (re-exported for the int kernels)
 
 if TYPE_CHECKING:   # annotations only: importing numpy.typing costs every plan
     import numpy.typing as npt

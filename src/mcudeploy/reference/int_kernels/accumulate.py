@@ -27,6 +27,7 @@ from ._common import (
     activation_range,
     exact_float_dtype,
     fold_batch,
+    grouped_products,
     need_dtype,
     offset_bound,
     pad_hw,
@@ -36,7 +37,7 @@ from ._common import (
     where,
     windows,
 )
-from .conv import _grouped_sums, _weight_scales
+from .conv import _weight_scales
 from .registry import int_kernel
 
 
@@ -78,7 +79,7 @@ def conv_accumulate(node: Node, params: AccumulateParams, inputs: list) -> list[
     shifted = channels.astype(dtype) + dtype.type(params.input_offset)    # padding then reads 0
     view = windows(pad_hw(shifted, attrs["pads"]), node.outputs[0].shape[1:3], weights.shape[1:3],
                    attrs["strides"], attrs["dilations"])
-    sums = _grouped_sums(view, weights, 1)
+    sums = grouped_products(view, weights, 1, np.int64)
     previous = inputs[2] if len(inputs) > 2 else None
     if previous is not None and previous.ndim == 2:        # the bias [O] (a constant: batch 1)
         sums += previous[0].astype(np.int64)

@@ -32,13 +32,13 @@ from ._common import (
     exact_dot,
     exact_float_dtype,
     fold_batch,
+    grouped_products,
     need_dtype,
     need_zero_point,
     offset_bound,
     pad_hw,
     per_tensor,
     requantize_and_clamp,
-    row_blocks,
     unfold_batch,
     where,
     windows,
@@ -129,24 +129,6 @@ def _depthwise_sums(view: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return acc.reshape(n, oh, ow, channels * multiplier).astype(np.int64)
 
 
-def _grouped_sums(view: np.ndarray, weights: np.ndarray, group: int) -> np.ndarray:
-    """im2col per group: ``[N*OH*OW, kH*kW*C/g] @ [kH*kW*C/g, O/g]`` in the view's exact
-    float dtype, block of output rows by block of output rows (:func:`row_blocks`: the
-    columns of a block stay in cache and the whole im2col matrix never exists)."""
-    n, oh, ow, kh, kw, channels = view.shape
-    per_in, per_out = channels // group, weights.shape[0] // group
-    acc = np.empty((n, oh, ow, weights.shape[0]), np.int64)
-    matrices = [weights[g * per_out:(g + 1) * per_out].reshape(per_out, -1).astype(view.dtype).T
-                for g in range(group)]
-    for rows in row_blocks(view):
-        block = view[:, rows]
-        for g in range(group):
-            columns = block[..., g * per_in:(g + 1) * per_in].reshape(-1, kh * kw * per_in)
-            acc[:, rows, :, g * per_out:(g + 1) * per_out] = (columns @ matrices[g]).reshape(
-                n, rows.stop - rows.start, ow, per_out)
-    return acc
-
-
 @int_kernel("Conv", prepare=prepare_conv)
 def conv(node: Node, params: ConvParams, inputs: list) -> list[np.ndarray]:
     x, weights = inputs[0], inputs[1][0]
@@ -161,7 +143,7 @@ def conv(node: Node, params: ConvParams, inputs: list) -> list[np.ndarray]:
     shifted = fold_batch(x).astype(dtype) + dtype.type(params.input_offset)
     view = windows(pad_hw(shifted, attrs["pads"]), node.outputs[0].shape[1:3], weights.shape[1:3],
                    attrs["strides"], attrs["dilations"])
-    acc = _depthwise_sums(view, weights) if depthwise else _grouped_sums(view, weights, attrs["group"])
+    acc = _depthwise_sums(view, weights) if depthwise else grouped_products(view, weights, attrs["group"], np.int64)
     bound = depth * offset_bound(x.dtype, params.input_offset) * 128
     return [unfold_batch(_finish(acc, bias, params, node.outputs[0].dtype.numpy, bound), batch)]
 
