@@ -77,12 +77,19 @@ def split_conv(graph: Graph, node: Node, groups: int) -> list[str]:
         pieces.append(piece)
         names.append(conv.name)
     concat = graph.add_node("Concat", pieces, {"axis": 3}, name=f"{node.name}@groups", before=node)
-    joined = concat.outputs[0]
-    joined.quant, joined.layout, joined.origin = y.quant, y.layout, y.origin
-    graph.replace_all_uses(y, joined)
-    graph.remove_node(node)
-    y.name, joined.name = f"{y.name}@unsplit", y.name
+    take_place(graph, node, concat.outputs[0])
     return names + [concat.name]
+
+
+def take_place(graph: Graph, node: Node, result) -> None:
+    """``result`` (the last value of a split) replaces ``node``'s output: its quantization,
+    layout, origin, readers and name (the old value is renamed ``NAME@unsplit``); ``node``
+    is removed."""
+    y = node.outputs[0]
+    result.quant, result.layout, result.origin = y.quant, y.layout, y.origin
+    graph.replace_all_uses(y, result)
+    graph.remove_node(node)
+    y.name, result.name = f"{y.name}@unsplit", y.name
 
 
 class SplitChannels:

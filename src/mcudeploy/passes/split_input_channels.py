@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..ir import Graph, Node, QuantParams
+from .split_channels import take_place
 from .tile_spatial import node_by_name, partition
 
 
@@ -90,11 +91,7 @@ def split_conv_inputs(graph: Graph, node: Node, groups: int) -> list[str]:
         names.append(piece.name)
     requantize = graph.add_node("RequantizeAccumulator", [accumulator], _requantize_attrs(node, x.quant, w.quant),
                                 name=f"{node.name}@requantize", before=node)
-    result = requantize.outputs[0]
-    result.quant, result.layout, result.origin = y.quant, y.layout, y.origin
-    graph.replace_all_uses(y, result)
-    graph.remove_node(node)
-    y.name, result.name = f"{y.name}@unsplit", y.name
+    take_place(graph, node, requantize.outputs[0])
     return names + [requantize.name]
 
 
