@@ -79,6 +79,20 @@ def test_version_and_help():
     assert run_cli("--version").stdout.startswith("mcudeploy ")
 
 
+def test_top_level_help_starts_with_init_and_deploy_and_lists_every_command():
+    from mcudeploy.cli.commands import COMMANDS, HELP_ORDER
+    assert sorted(HELP_ORDER) == sorted(COMMANDS)
+    out = run_cli("--help").stdout
+    listed = [line.split()[0] for line in out.split("COMMAND\n", 1)[1].split("options:")[0].splitlines()
+              if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == list(HELP_ORDER)
+    start = out.index("start here:")
+    assert "mcudeploy init " in out[start:] and "mcudeploy deploy" in out[start:]
+    used = {word for line in out[start:].splitlines() for word in line.split()[1:2]
+            if line.strip().startswith("mcudeploy ")}
+    assert used <= set(COMMANDS), used - set(COMMANDS)
+
+
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
     lines = (REPO / "README.md").read_text().splitlines()
     fence = lines.index("```sh")

@@ -137,6 +137,19 @@ def test_unknown_target_name_lists_builtins():
         load_target("stm32x999")
 
 
+@pytest.mark.parametrize("typed,meant", [("stm32h734", "stm32h743"), ("stm32n5", "stm32n6"),
+                                         ("STM32U858", "stm32u585"), ("stm32h7433", "stm32h743")])
+def test_misspelled_target_gets_did_you_mean(typed, meant):
+    with pytest.raises(TargetError, match=f"did you mean '{meant}'"):
+        load_target(typed)
+
+
+def test_far_off_target_name_gets_no_guess():
+    with pytest.raises(TargetError) as err:
+        load_target("raspberry")
+    assert "did you mean" not in str(err.value)
+
+
 def test_missing_target_file(tmp_path):
     with pytest.raises(TargetError, match="no such target file"):
         load_target(tmp_path / "absent.toml")

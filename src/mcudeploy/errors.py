@@ -10,6 +10,21 @@ and *what to do about it*.
 """
 from __future__ import annotations
 
+import difflib
+from typing import Iterable
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``known`` (difflib ratio >= 0.6), else
+    ``""``: the hint every "unknown name" message appends. Of the closest candidates, one with
+    the same letters wins (a transposition: ``stm32h734`` -> ``stm32h743``, not ``stm32h747``,
+    which difflib rates the same)."""
+    close = difflib.get_close_matches(word, list(known), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    same_letters = [name for name in close if sorted(name) == sorted(word)]
+    return f"; did you mean {(same_letters or close)[0]!r}?"
+
 
 class McuDeployError(Exception):
     """Base class of every error caused by user input. Exit code 1."""

@@ -4,6 +4,10 @@ The top-level parser lists these without importing them; a command's module (and
 pipeline stages it uses) is imported only when that command runs or shows its ``--help``,
 so ``mcudeploy --help`` and each command start fast. A module registers its arguments and
 run function with :func:`~.registry.command` under the same name.
+
+``mcudeploy --help`` lists them in :data:`HELP_ORDER` (the order a newcomer uses them: the
+project file and the one-command deployment first, then each stage in pipeline order, then
+the tools around the runs), followed by :data:`START_HERE`.
 """
 COMMANDS = {
     "analyze": ("cmd_analyze", "Summarise a model: I/O, MACC, parameters, weights, activations, per-layer table"),
@@ -31,3 +35,26 @@ COMMANDS = {
     "validate": ("cmd_validate", "Compare a quantized model with its float original (PASS / FAIL), and its "
                                  "generated C code with the integer reference"),
 }
+
+# The order of the top-level --help: start here, the stages in pipeline order, then the tools.
+HELP_ORDER = ("init", "deploy", "analyze", "lint", "quantize", "validate", "plan", "estimate",
+              "search", "generate", "run", "targets", "runs", "report", "doctor", "sweep")
+
+START_HERE = """\
+start here:
+  mcudeploy init model.onnx --target stm32h743 --calib calib.npz --data val.npz
+                                   write mcudeploy.toml (every option commented)
+  mcudeploy deploy                 every stage: quantize, validate, plan, generate, verify, report
+
+or one stage at a time:
+  mcudeploy analyze model.onnx                                 shapes, MACC, memory per layer
+  mcudeploy quantize model.onnx --calib calib.npz -o model_int8.onnx
+  mcudeploy plan model_int8.onnx --target stm32h743            does it fit, and where
+  mcudeploy generate model_int8.onnx --target stm32h743 -o firmware/network
+  mcudeploy validate model.onnx --quantized model_int8.onnx --data val.npz --on qemu-m4 --target stm32h743
+
+when something fails:
+  mcudeploy doctor build.log       explain a vendor tool's or a board's error
+  mcudeploy runs diff -2 last      what changed between the last two runs
+
+'mcudeploy COMMAND --help' shows a command's options; 'mcudeploy targets' lists the boards."""

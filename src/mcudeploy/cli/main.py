@@ -35,6 +35,7 @@ from .. import __version__
 from ..errors import McuDeployError, UsageError
 from ..report.console import PrintableFormatter, printable
 from .commands import COMMANDS as COMMAND_MODULES
+from .commands import HELP_ORDER, START_HERE
 from .recording import add_recording_arguments, record_command
 from .registry import load_command
 
@@ -57,13 +58,16 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     ``argv`` is None, for documentation and tests)."""
     parser = _ArgumentParser(
         prog="mcudeploy",
-        description="Deploy ONNX / TFLite neural networks onto microcontrollers.")
+        description="Deploy ONNX / TFLite neural networks onto microcontrollers.",
+        epilog=START_HERE, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mcudeploy {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more logging: -v for progress, -vv for debugging detail")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     chosen = _chosen_command(argv) if argv is not None else None
-    for name, (_, help_text) in sorted(COMMAND_MODULES.items()):
+    # a command missing from HELP_ORDER is still registered (after the others)
+    for name in [*HELP_ORDER, *sorted(set(COMMAND_MODULES) - set(HELP_ORDER))]:
+        help_text = COMMAND_MODULES[name][1]
         cmd_parser = sub.add_parser(name, help=help_text, description=help_text)
         if argv is None or name == chosen:
             load_command(name).add_arguments(cmd_parser)

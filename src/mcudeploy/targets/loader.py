@@ -35,6 +35,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..errors import did_you_mean
 from ..ir import DType, all_ops
 from ..package_data import package_folder
 from .memory_pools import load_memory_pools
@@ -157,8 +158,8 @@ def load_target(spec: str | Path) -> Target:
         return load_target_file(path)
     name = text.lower()
     if name not in builtin_names():
-        raise TargetError(f"unknown target {text!r}: built-in targets are "
-                          f"{', '.join(builtin_names())}, or give a path to a .toml file")
+        raise TargetError(f"unknown target {text!r}{did_you_mean(name, builtin_names())} (built-in "
+                          f"targets: {', '.join(builtin_names())}, or give a path to a .toml file)")
     resource = package_folder(__package__) / "builtin" / f"{name}.toml"
     return parse_target(resource.read_text(encoding="utf-8"), f"builtin/{name}.toml", Path("."))
 
