@@ -168,6 +168,30 @@ def test_layout_op_at_boundary(op, attrs, after_resize, severity):
     assert ("'up'" if after_resize else "model input 'x'") in found[0].message
 
 
+@pytest.mark.parametrize("after_resize", [False, True])
+def test_layout_op_fix_names_only_what_the_model_has(after_resize):
+    b = Builder()
+    x = b.input()
+    if after_resize:
+        x = b.node("Resize", [x], {"sizes": (1, 32, 32, 16)}, name="up")
+    graph = b.finish(b.node("Transpose", [x], {"perm": (0, 3, 1, 2)}, name="move"))
+    fix = findings(graph, CPU_TARGET, "layout-op-at-boundary")[0].fix
+    assert ("upsample" in fix) == after_resize
+
+
+def test_layout_op_inserted_by_mcudeploy_is_not_flagged():
+    """The NHWC conversion's own input Transpose is not in the model as imported: the model's
+    NCHW input is the finding (nchw-input), not the Transpose mcudeploy added for it."""
+    b = Builder()
+    graph = b.finish(b.node("Transpose", [b.input()], {"perm": (0, 3, 1, 2)}, name="x_nhwc_transpose"))
+    source = Builder()
+    imported = source.finish(source.node("Relu", [source.input()], name="relu"))
+    found = [f for f in lint_graph(graph, CPU_TARGET, source=imported).findings
+             if f.rule == "layout-op-at-boundary"]
+    assert found == []
+    assert findings(graph, CPU_TARGET, "layout-op-at-boundary")   # the same op in the model: flagged
+
+
 def test_layout_op_deeper_is_not_flagged():
     b = Builder()
     graph = b.finish(b.node("Transpose", [b.conv(b.input(), 32)], {"perm": (0, 3, 1, 2)}, name="t"))
@@ -244,6 +268,19 @@ def test_tensor_exceeds_sram_error_without_external_ram():
     assert {f.severity for f in found} == {"error"} and len(found) == 2
     assert "65536 bytes" in found[0].message and "45056 more than SRAM" in found[0].message
     assert report.fails("error")
+
+
+def test_float_tensor_is_judged_at_its_int8_size():
+    """A float model is deployed after int8 quantization: a float32 tensor 4x the SRAM that
+    fits as int8 is no error (lint of a float model with default options exits 0)."""
+    b = Builder(DType.FLOAT32)
+    graph = b.finish(b.conv(b.input((1, 32, 32, 16)), 16))   # 65536 B float32, 16384 B as int8
+    assert lint_graph(graph, SMALL_TARGET).findings == []
+    b = Builder(DType.FLOAT32)
+    graph = b.finish(b.conv(b.input((1, 64, 64, 16)), 16))   # 65536 B even as int8
+    found = findings(graph, SMALL_TARGET, "tensor-exceeds-sram")
+    assert found and found[0].severity == "error"
+    assert "65536 bytes as int8 after quantization (262144 bytes as float32 now)" in found[0].message
 
 
 def test_tensor_exceeds_sram_warning_with_psram():

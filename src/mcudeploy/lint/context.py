@@ -25,11 +25,13 @@ class LintContext:
     mapping: Mapping
     source: Graph | None = None
     order: dict[str, int] = field(default_factory=dict)
+    source_names: frozenset[str] = frozenset()   # names of the nodes of ``source``
 
     def __post_init__(self) -> None:
         if self.source is None:
             self.source = self.graph
         self.order = {node.name: index for index, node in enumerate(self.graph.nodes)}
+        self.source_names = frozenset(node.name for node in self.source.nodes)
 
     @property
     def source_graph(self) -> Graph:

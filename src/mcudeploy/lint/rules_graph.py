@@ -97,32 +97,41 @@ def large_kernel_deep(context: LintContext) -> Iterator[Finding]:
             "MACC) if the architecture allows")
 
 
-def _boundary_kind(node: Node, context: LintContext) -> str | None:
+def _boundary_kind(node: Node, context: LintContext) -> tuple[str, str] | None:
+    """Where a layout op sits (the finding's words) and the fix for that place, or ``None``."""
     source = node.inputs[0]
     if source in context.graph.inputs:
-        return f"directly on model input {source.name!r}"
+        return (f"directly on model input {source.name!r}",
+                "feed the input already in the layout and dtype the model wants (remove the op "
+                "at export)")
     if source.producer is not None and source.producer.op == "Resize":
-        return f"right after the upsample {source.producer.name!r}"
+        return (f"right after the upsample {source.producer.name!r}",
+                "let the layout come out of the upsample directly (remove the op at export)")
     return None
+
+
+def _inserted_by_mcudeploy(node: Node, context: LintContext) -> bool:
+    """A node the clean-up passes made (e.g. the NHWC conversion's input Transpose): not in the
+    model as imported. Its cause is reported by the rule about the model (``nchw-input``)."""
+    return context.source is not context.graph and node.name not in context.source_names
 
 
 @rule("layout-op-at-boundary", "Transpose / Reshape / Cast at the input or right after an upsample")
 def layout_op_at_boundary(context: LintContext) -> Iterator[Finding]:
     for node in context.graph.nodes:
-        if node.op not in LAYOUT_CHANGERS:
+        if node.op not in LAYOUT_CHANGERS or _inserted_by_mcudeploy(node, context):
             continue
-        where = _boundary_kind(node, context)
-        if where is None:
+        place = _boundary_kind(node, context)
+        if place is None:
             continue
+        where, fix = place
         value = node.outputs[0]
         severity = "info" if node.op == "Reshape" else "warning"
         yield Finding(
             "layout-op-at-boundary", severity, node.name,
             f"{node.op} {node.name!r} sits {where}",
             f"it moves a whole {value.type_str()} tensor ({value.nbytes} bytes) on the CPU "
-            "without computing anything, and splits the NPU / kernel sequence around it",
-            "feed the input already in the layout and dtype the model wants (remove the op at "
-            "export), or let the layout come out of the upsample directly")
+            "without computing anything, and splits the NPU / kernel sequence around it", fix)
 
 
 def _dynamic_entries(metadata: dict) -> list[tuple[bool, str]]:

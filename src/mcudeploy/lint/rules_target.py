@@ -165,6 +165,15 @@ def _activations(context: LintContext) -> list[Value]:
     return [v for v in context.graph.values() if not v.is_constant]
 
 
+def _deployed_bytes(value: Value) -> tuple[int, str]:
+    """Bytes the tensor takes in the deployed code, and how that was decided. The generated
+    code is full-integer: a float tensor of a model still to be quantized is judged at int8
+    (its size after ``mcudeploy quantize``), not at float32, which no deployment uses."""
+    if value.dtype.is_float:
+        return value.size, f" as int8 after quantization ({value.nbytes} bytes as {value.dtype.value} now)"
+    return value.nbytes, ""
+
+
 @rule("tensor-exceeds-sram", "tensors larger than the largest on-chip SRAM region")
 def tensor_exceeds_sram(context: LintContext) -> Iterator[Finding]:
     target = context.target
@@ -173,27 +182,27 @@ def tensor_exceeds_sram(context: LintContext) -> Iterator[Finding]:
         return
     external = [r for r in target.regions if r.kind == "psram" and r.writable]
     for value in _activations(context):
-        if value.nbytes <= largest.size:
+        size, judged = _deployed_bytes(value)
+        if size <= largest.size:
             continue
         where = value.producer.name if value.producer is not None else value.name
-        excess = value.nbytes - largest.size
+        excess = size - largest.size
+        needs = (f"tensor {value.name!r} {value.type_str()} needs {size} bytes{judged}, "
+                 f"{excess} more than {largest.name} ({largest.size} bytes), the largest ")
         if external:
             region = max(external, key=lambda r: r.size)
             yield Finding(
-                "tensor-exceeds-sram", "warning", where,
-                f"tensor {value.name!r} {value.type_str()} needs {value.nbytes} bytes, "
-                f"{excess} more than {largest.name} ({largest.size} bytes), the largest "
-                "on-chip region", f"it must live in {region.name} "
-                f"({region.bandwidth / 1e6:g} MB/s), far slower than on-chip SRAM",
-                "reduce the input resolution or the layer width, or split the layer so that "
-                "its tensors fit on chip")
+                "tensor-exceeds-sram", "warning", where, needs + "on-chip region",
+                f"it must live in {region.name} ({region.bandwidth / 1e6:g} MB/s), far slower "
+                "than on-chip SRAM",
+                "reduce the input resolution or the layer width, tile the layers around it "
+                "([tiling] in the deployment options), or split the layer so that its tensors "
+                "fit on chip")
         else:
             yield Finding(
-                "tensor-exceeds-sram", "error", where,
-                f"tensor {value.name!r} {value.type_str()} needs {value.nbytes} bytes, "
-                f"{excess} more than {largest.name} ({largest.size} bytes), the largest "
-                f"writable region of {target.name}",
+                "tensor-exceeds-sram", "error", where, needs + f"writable region of {target.name}",
                 "a tensor must sit in one contiguous region and this target has no external "
-                "RAM: the model cannot run",
-                "reduce the input resolution or the layer width, quantize to int8 (4x smaller "
-                "than float32), or choose a target with more SRAM or external PSRAM")
+                "RAM: the model cannot run untiled",
+                "tile the layers around it ([tiling] auto = true, or mcudeploy search), reduce "
+                "the input resolution or the layer width, or choose a target with more SRAM or "
+                "external PSRAM")
