@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mcudeploy"
 STAGES: list[set[str]] = [
     {"errors", "units", "limits", "safe_io", "console", "package_data"},   # foundation: no pipeline knowledge
     {"ir"},
-    {"arithmetic", "targets", "options", "data_files"},        # integer arithmetic spec; data
+    {"arithmetic", "targets", "options", "data_files", "data_report"},        # integer arithmetic spec; data
     {"reference"},                                             # the executable spec
     {"importers", "exporters"},                                # the format edge: read / write IR graphs
     {"passes"},

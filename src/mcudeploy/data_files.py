@@ -45,6 +45,7 @@ import numpy as np
 
 from .errors import DataError, UsageError
 from .ir import Graph, Value
+from .ir.layout import image_layout
 from .limits import check_budget
 
 NPY_MAGIC = b"\x93NUMPY"
@@ -197,6 +198,25 @@ def arrays_for_inputs(path: str | Path, graph: Graph, what: str = "data file") -
     return arrays
 
 
+_CHANNEL_MOVES = {"NCHW": ((0, 2, 3, 1), "NHWC", (0, 3, 1, 2)), "NHWC": ((0, 3, 1, 2), "NCHW", (0, 2, 3, 1))}
+
+
+def layout_mismatch(data_shape: tuple[int, ...], value: Value) -> tuple[str, tuple[int, ...]] | None:
+    """``(data layout, transpose that fixes it)`` when ``data_shape`` (``[N, ...]``, rank 4) is
+    the shape of the image input ``value`` with the channel axis moved (NHWC data for an NCHW
+    input or the other way); else ``None``."""
+    layout = image_layout(value)
+    if layout not in _CHANNEL_MOVES:
+        return None
+    to_data, other, fix = _CHANNEL_MOVES[layout]
+    moved = tuple(value.shape[i] for i in to_data)
+    if moved == value.shape:   # e.g. 1x1x1x1: nothing to tell apart
+        return None
+    if len(data_shape) == 4 and tuple(data_shape[1:]) == moved[1:]:
+        return other, fix
+    return None
+
+
 def _shaped(array: np.ndarray, value: Value, origin: str) -> tuple[np.ndarray, bool]:
     """``(N, *shape)`` view of ``array`` and whether it had a sample axis."""
     shape = value.shape
@@ -208,8 +228,11 @@ def _shaped(array: np.ndarray, value: Value, origin: str) -> tuple[np.ndarray, b
         return array[:, None], True
     accepted = f"[N,{','.join(map(str, shape))}]" + (
         f" or [N,{','.join(map(str, shape[1:]))}]" if shape and shape[0] == 1 else "")
+    moved = layout_mismatch(tuple(array.shape), value)
+    hint = (f": this looks like {moved[0]} data for an {image_layout(value)} input; transpose it "
+            f"(np.transpose(x, {moved[1]}) for [N,...] data); see mcudeploy data check") if moved else ""
     raise DataError(f"{origin}: data for input {value.name!r} has shape {list(array.shape)}; "
-                    f"expected {list(shape)} (one sample) or {accepted} (N samples)")
+                    f"expected {list(shape)} (one sample) or {accepted} (N samples){hint}")
 
 
 def check_array(array: np.ndarray, value: Value, origin: str) -> tuple[np.ndarray, bool]:

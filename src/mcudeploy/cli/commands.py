@@ -11,6 +11,8 @@ the tools around the runs), followed by :data:`START_HERE`.
 """
 COMMANDS = {
     "analyze": ("cmd_analyze", "Summarise a model: I/O, MACC, parameters, weights, activations, per-layer table"),
+    "data": ("cmd_data", "Check a calibration / validation data file against a model: keys, layout, dtype, "
+                         "value range, clipping, assumed preprocessing"),
     "deploy": ("cmd_deploy", "Run the staged deployment of a project file (analyze, lint, feasibility, quantize, "
                              "validate, search, generate, verify, report), one recorded run per stage"),
     "doctor": ("cmd_doctor", "Explain a failure (cause, fix, the check) from a log file, a recorded run or an "
@@ -37,7 +39,7 @@ COMMANDS = {
 }
 
 # The order of the top-level --help: start here, the stages in pipeline order, then the tools.
-HELP_ORDER = ("init", "deploy", "analyze", "lint", "quantize", "validate", "plan", "estimate",
+HELP_ORDER = ("init", "deploy", "analyze", "data", "lint", "quantize", "validate", "plan", "estimate",
               "search", "generate", "run", "targets", "runs", "report", "doctor", "sweep")
 
 START_HERE = """\

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcudeploy.runs")
 NO_RECORD_ENV = "MCUDEPLOY_NO_RECORD"
 # deploy records each of its stages as a run itself (mcudeploy.workflow.stage_runs); init computes nothing
-UNRECORDED_COMMANDS = frozenset({"targets", "runs", "doctor", "report", "deploy", "init"})
+UNRECORDED_COMMANDS = frozenset({"targets", "runs", "doctor", "report", "deploy", "init", "data"})
 HTML_COMMANDS = frozenset({"analyze", "plan", "validate"})
 # options naming files a command writes; recorded as artefacts when they exist afterwards
 INPUT_OPTIONS = ("model", "quantized", "calib", "inputs", "data", "labels", "test_vectors",

@@ -9,13 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import Graph, Node, Value
+from ..ir.layout import image_layout
 from ..mapping import Mapping
 from ..targets import Target
 
 FOLDING_PRODUCERS = ("Conv", "ConvTranspose", "Gemm")
 REMOVED_BY_CLEANUP = ("Dropout", "Identity")
-LAYOUT_OPS_WITH_ATTR = ("Conv", "ConvTranspose", "BatchNormalization", "MaxPool", "AveragePool",
-                        "GlobalAveragePool")
 
 
 @dataclass
@@ -40,18 +39,8 @@ class LintContext:
         return self.source
 
     def layout_of(self, value: Value) -> str | None:
-        """``NCHW`` / ``NHWC`` of a rank-4 tensor: its annotation, else the ``layout``
-        attribute of a spatial op that produces or reads it, else ``None``."""
-        if value.rank != 4:
-            return None
-        if value.layout:
-            return value.layout
-        neighbours = [value.producer] if value.producer is not None else []
-        neighbours += value.users
-        for node in neighbours:
-            if node.op in LAYOUT_OPS_WITH_ATTR:
-                return node.attrs["layout"]
-        return None
+        """``NCHW`` / ``NHWC`` of a rank-4 tensor (:func:`mcudeploy.ir.layout.image_layout`)."""
+        return image_layout(value)
 
     def spatial_size(self, value: Value) -> tuple[int, int] | None:
         layout = self.layout_of(value)
