@@ -1,13 +1,21 @@
 """Shared test fixtures.
 
 The real models live in ``../shared`` beside the checkout (read-only); set
-``MCUDEPLOY_SHARED`` to point elsewhere. Tests that need them skip with a reason when the
-folder is absent, except in CI (``CI=true``), where a missing folder is an error.
+``MCUDEPLOY_SHARED`` to point elsewhere. ``tests/models.toml`` lists every file the suite
+reads there (public source, licence, SHA-256); ``python tools/fetch_models.py`` fetches them
+on a machine with the internet. Tests that need them skip with a reason when they are
+absent, except in CI (``CI=true``), where a missing file is an error.
+
+The independent references (onnxruntime, LiteRT, TFLite Micro, ...) come with the ``test``
+extra: :func:`require` imports one, skipping with the install line when it is missing, and
+failing in CI, where a reference that silently skipped would leave a check unmade.
 """
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -23,21 +31,37 @@ INT8_MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tf
                "tflite_micro/micro_speech_int8.tflite", "tflite_micro/hello_world_int8.tflite"]
 
 
+IN_CI = os.environ.get("CI") == "true"
+INSTALL = "pip install -e '.[test]'"
+
+
+def shared_file(path: Path) -> Path:
+    """``path`` (under ``../shared``); skip (or fail in CI) when missing."""
+    if not path.exists():
+        if IN_CI:
+            raise FileNotFoundError(f"shared file {path} missing in CI")
+        pytest.skip(f"{path} not available (tests/models.toml; python tools/fetch_models.py)")
+    return path
+
+
 def shared_model(relative: str) -> Path:
     """Path of a model under ``../shared/models``; skip (or fail in CI) when missing."""
-    path = MODELS / relative
-    if not path.exists():
-        if os.environ.get("CI") == "true":
-            raise FileNotFoundError(f"shared model {path} missing in CI")
-        pytest.skip(f"shared model {path} not available")
-    return path
+    return shared_file(MODELS / relative)
+
+
+def require(module: str) -> ModuleType:
+    """The test reference ``module``, imported; skip when it is not installed (fail in CI)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        if IN_CI:
+            raise ImportError(f"test reference {module} missing in CI: {INSTALL}") from err
+        pytest.skip(f"{module} not installed: {INSTALL}", allow_module_level=True)
 
 
 @pytest.fixture
 def models_dir() -> Path:
-    if not MODELS.exists():
-        pytest.skip(f"{MODELS} not available")
-    return MODELS
+    return shared_file(MODELS)
 
 
 @pytest.fixture(autouse=True)

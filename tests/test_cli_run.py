@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_model
+from conftest import require, shared_model
 from mcudeploy.cli.main import main
 from mcudeploy.errors import DataError, UsageError
 from mcudeploy.importers import load_model
@@ -53,7 +53,7 @@ def test_int8_model_round_trip_keeps_int8(tmp_path):
 
 
 def test_float_example_round_trip_matches_run_float_and_onnxruntime(tmp_path):
-    onnxruntime = pytest.importorskip("onnxruntime")
+    onnxruntime = require("onnxruntime")
     x = np.random.default_rng(1).normal(size=(3, 1, 1, 49, 10)).astype(np.float32)
     code, outputs = run(tmp_path, EXAMPLE, {"input": x})
     assert code == 0 and outputs["probabilities"].dtype == np.float32

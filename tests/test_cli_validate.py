@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DATA, shared_model
+from conftest import DATA, shared_file, shared_model
 from mcudeploy.cli.main import main
 from mcudeploy.errors import UsageError, ValidationFailed
 from mcudeploy.importers import load_model
@@ -113,8 +113,7 @@ def test_mobilenet_vww_float_vs_int8_passes(tmp_path):
 def test_wakeword_accuracy_equals_tflite_micro(tmp_path):
     path = shared_model("mlperf_tiny/streaming_wakeword_int8.tflite")
     archive = DATA / "streaming_wakeword_samples.npz"
-    if not archive.exists():
-        pytest.skip(f"{archive} not available")
+    shared_file(archive)
     graph = load_model(path)
     value = graph.inputs[0]
     with np.load(archive) as loaded:

@@ -89,13 +89,8 @@ def test_imported_model_matches_runtime(relative):
 
 
 def _cleanup_pipeline():
-    pipelines = pytest.importorskip("mcudeploy.passes.pipelines",
-                                    reason="mcudeploy.passes.pipelines not written yet")
-    for name in ("cleanup", "default_cleanup", "CLEANUP"):
-        pipeline = getattr(pipelines, name, None)
-        if pipeline is not None:
-            return pipeline() if callable(pipeline) else pipeline
-    pytest.skip("mcudeploy.passes.pipelines has no cleanup pipeline")
+    from mcudeploy.passes.pipelines import cleanup
+    return cleanup()
 
 
 @pytest.mark.parametrize("relative", MODELS)

@@ -8,15 +8,14 @@ import pytest
 
 import fuzz_cases
 import fuzz_harness
-from conftest import MODELS
+from conftest import MODELS, shared_file
 
 CASES_PER_FAMILY = 60
 
 
 @pytest.mark.slow
 def test_fuzz_campaign_has_no_failures():
-    if not MODELS.exists():
-        pytest.skip(f"{MODELS} not available")
+    shared_file(MODELS)
     count = CASES_PER_FAMILY * len(fuzz_cases.FAMILIES)
     results = fuzz_harness.run_campaign(seed=20240, count=count, workers=2, timeout=60.0)
     assert len(results) == count

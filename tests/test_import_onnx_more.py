@@ -10,13 +10,14 @@ import onnx
 import pytest
 from onnx import helper
 
+from conftest import require
 from mcudeploy.errors import UnsupportedError
 from mcudeploy.importers import load_model
 from mcudeploy.ir import verify
 from mcudeploy.reference import run_float
 from onnx_builders import make_model, save
 
-ort = pytest.importorskip("onnxruntime")
+ort = require("onnxruntime")
 
 
 def check_against_onnxruntime(tmp_path, model: onnx.ModelProto, ops: list[str], feeds: dict) -> None:

@@ -204,7 +204,7 @@ def _random_feeds(graph: Graph, runtime: Interpreter, seed: int = 0) -> dict[str
 
 
 def _run_both(graph: Graph, runtime: Interpreter, seed: int = 0):
-    run_float = pytest.importorskip("mcudeploy.reference").run_float
+    from mcudeploy.reference import run_float
     feeds = _random_feeds(graph, runtime, seed)
     runtime.invoke()
     ours = run_float(graph, feeds)

@@ -12,6 +12,7 @@ import logging
 import numpy as np
 import pytest
 
+from conftest import require
 from mcudeploy.importers import load_model
 from mcudeploy.ir import DType, Graph, Value
 from mcudeploy.reference import run_float
@@ -19,7 +20,7 @@ from mcudeploy.reference.int_executor import run_int
 from test_int_vs_tflm import act, const, one_op, random_inputs
 from tflite_builders import Op, Tensor, build_model
 
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+runtime = require("tflite_micro.python.tflite_micro.runtime")
 INT32_OUTPUT = 2  # tflite TensorType INT32
 
 X = (1, 5, 6, 4)
@@ -190,7 +191,7 @@ def test_unpack_int8_matches_tflm(tmp_path):
 
 def test_tile_int8_matches_litert(tmp_path):
     """TFLM has no TILE kernel; LiteRT's int8 TILE copies raw integers, as ours does."""
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    litert = require("ai_edge_litert.interpreter")
     quant = ([0.05], [-3], 0)
     tensors = [Tensor("x", (1, 2, 3), "int8", quant=quant),
                Tensor("m", (3,), "int32", data=np.array([2, 1, 3], np.int32)),

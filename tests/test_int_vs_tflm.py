@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DATA, MODELS, shared_model
+from conftest import DATA, MODELS, require, shared_file, shared_model
 from mcudeploy.arithmetic import fixed_point as fp
 from mcudeploy.importers import load_model
 from mcudeploy.reference.int_executor import run_int
 from mcudeploy.validate.references import tflm_interpreter, tflm_run
 
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+runtime = require("tflite_micro.python.tflite_micro.runtime")
 
 SAMPLES = 200
 FAST_MODELS = ["mlperf_tiny/fc_autoencoder_int8.tflite", "mlperf_tiny/streaming_wakeword_int8.tflite",
@@ -96,10 +96,9 @@ def test_person_detection_images_match_tflm():
 
 
 def test_bmp_reader_agrees_with_pil():
-    image_module = pytest.importorskip("PIL.Image")
+    image_module = require("PIL.Image")
     path = DATA / "person_detection" / "person.bmp"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+    shared_file(path)
     expected = np.frombuffer(image_module.open(path).tobytes(), np.uint8).reshape(96, 96)
     assert np.array_equal(read_bmp_pixels(path), expected)
 
@@ -132,8 +131,7 @@ def test_seanet_int16_case_matches_golden(case):
 
 
 def test_all_seanet_cases_collected():
-    if not SEANET.exists():
-        pytest.skip(f"{SEANET} not available")
+    shared_file(SEANET)
     assert len(SEANET_CASES) == 127
 
 

@@ -20,12 +20,13 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from conftest import require
 from mcudeploy.importers import load_model
 from mcudeploy.ir import verify
 from mcudeploy.reference import run_float
 from mcudeploy.report.analysis import analyze_graph
 
-ort = pytest.importorskip("onnxruntime")
+ort = require("onnxruntime")
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",

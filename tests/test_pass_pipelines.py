@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from _pass_helpers import ATOL, RTOL, assert_same_function, op_counts, random_feeds
-from conftest import shared_model
+from conftest import require, shared_model
 from mcudeploy.errors import UsageError
 from mcudeploy.importers import load_model
 from mcudeploy.ir import Graph, verify
 from mcudeploy.passes import PIPELINES, run_pipeline
 from mcudeploy.reference import run_float
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+onnx = require("onnx")
+ort = require("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 MOBILENET = "onnx/mobilenetv2_0.5_128.onnx"

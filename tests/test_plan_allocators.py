@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, shared_file
 from mcudeploy.cli.main import main
 from mcudeploy.errors import DataError, DoesNotFitError, UsageError
 from mcudeploy.plan import Buffer, Plan, allocate, describe_fit, fit_verdict, live_set_bound, require_fit
@@ -209,8 +209,7 @@ def test_allocators_are_registered():
 @pytest.mark.parametrize("name", ["J", "K"])
 def test_challenging_minimalloc_instance_fits_one_mebibyte(name):
     path = DATA / "minimalloc_challenging" / f"{name}.1048576.csv"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+    shared_file(path)
     buffers = read_buffers(path)
     assert allocate(buffers, "greedy", capacity=1 << 20).arena_size > 1 << 20
     plan = allocate(buffers, "search", capacity=1 << 20, time_limit=30)

@@ -14,12 +14,12 @@ import logging
 import numpy as np
 import pytest
 
-from conftest import shared_model
+from conftest import require, shared_model
 from mcudeploy.importers import load_model
 from mcudeploy.plan.memory_plan import plan_memory
 
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
-schema = pytest.importorskip("ai_edge_litert.schema_py_generated")
+runtime = require("tflite_micro.python.tflite_micro.runtime")
+schema = require("ai_edge_litert.schema_py_generated")
 from mcudeploy.exporters.tflm_offline import METADATA_NAME, export_tflm_offline, tflm_arena_head  # noqa: E402
 
 MODELS = ["mlperf_tiny/resnet8_int8.tflite", "mlperf_tiny/dscnn_kws_int8.tflite",

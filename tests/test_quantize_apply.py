@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import require
 from mcudeploy.errors import UsageError
 from mcudeploy.ir import DType, Graph, verify
 from mcudeploy.quantize.apply import QuantizeOptions, quantize_graph
@@ -254,7 +255,7 @@ def test_entropy_observer_is_as_good_as_minmax_on_mobilenet_v1_vww():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import mlperf_ptq_bench as mlperf
 
-    pytest.importorskip("skimage")
+    require("skimage")
     float_path = shared_model("mlperf_tiny/mobilenetv1_vww_float.tflite")
     float_graph = load_model(float_path)
     int8_graph = load_model(shared_model("mlperf_tiny/mobilenetv1_vww_int8.tflite"))

@@ -6,6 +6,7 @@ import logging
 import numpy as np
 import pytest
 
+from conftest import require
 from mcudeploy.errors import DataError, UsageError
 from mcudeploy.ir import DType, Graph
 from mcudeploy.quantize.calibration import ImagePreprocessing, calibrate, load_calibration
@@ -93,7 +94,7 @@ def test_enough_varied_samples_are_quiet(caplog):
 
 @pytest.mark.parametrize("layout,channel_order", [("NCHW", "RGB"), ("NHWC", "BGR")])
 def test_image_folder_with_preprocessing(tmp_path, layout, channel_order):
-    image_module = pytest.importorskip("PIL.Image")
+    image_module = require("PIL.Image")
     pixels = np.zeros((16, 20, 3), np.uint8)
     pixels[..., 0] = 255  # pure red
     image_module.fromarray(pixels).save(tmp_path / "red.png")

@@ -15,6 +15,7 @@ import shutil
 import numpy as np
 import pytest
 
+from conftest import require
 from mcudeploy.cli.main import main
 from mcudeploy.driver import deploy
 from mcudeploy.importers import load_model
@@ -23,7 +24,7 @@ from mcudeploy.report.analysis import analyze_graph
 from mcudeploy.validate.c_runner import run_host
 from tflite_builders import Op, Tensor, build_model
 
-tflm = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+tflm = require("tflite_micro.python.tflite_micro.runtime")
 
 INT32 = 2
 CLASSES, ANCHORS = 3, 3
