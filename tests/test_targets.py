@@ -14,7 +14,9 @@ from mcudeploy.targets import TargetError, builtin_names, load_memory_pools, loa
 EXPECTED_BUILTINS = {"stm32f103", "stm32f407", "stm32f767", "stm32h743", "stm32h747", "stm32l4r5",
                      "stm32u585", "stm32n6", "npu-mcu",
                      "stm32f746", "stm32g0b1", "stm32u385", "stm32u575",   # boards of the MLPerf Tiny rows
-                     "alif-e7-he", "alif-e7-hp"}   # Cortex-M55 + Ethos-U55 (the Vela back end)
+                     "alif-e7-he", "alif-e7-hp",   # Cortex-M55 + Ethos-U55 (the Vela back end)
+                     "mps2-an386", "mps3-an547"}   # the QEMU boards generated code runs on
+QEMU_BOARD_TARGETS = {"mps2-an386", "mps3-an547"}   # FPGA images: 25 / 32 MHz
 
 MINIMAL = """
 name = "tiny"
@@ -50,7 +52,8 @@ def test_builtin_loads_and_is_consistent(name):
     target = load_target(name)
     assert target.name == name
     assert target.references, "every built-in cites its documents"
-    assert target.core.clock_hz >= 64e6   # the slowest built-in: STM32G0B1 (Cortex-M0+, 64 MHz)
+    # the slowest chip: STM32G0B1 (Cortex-M0+, 64 MHz); the QEMU boards' FPGA clocks are slower
+    assert target.core.clock_hz >= (25e6 if name in QEMU_BOARD_TARGETS else 64e6)
     assert target.largest_sram is not None and target.largest_sram.size > 0
     assert any(region.kind == "flash" and not region.writable for region in target.regions)
     ordered = sorted(target.regions, key=lambda r: r.base)
@@ -244,6 +247,17 @@ def test_mpool_not_json(tmp_path):
     path.write_text("{ not json")
     with pytest.raises(TargetError, match="not a readable memory-pool JSON"):
         load_memory_pools(path)
+
+
+def test_qemu_board_targets_match_the_boards_the_code_runs_on():
+    """The built-in targets of the QEMU boards have the boards' cores and memory map
+    (mcudeploy.codegen.boards): a deployment for them links where the emulator has RAM."""
+    from mcudeploy.codegen.boards import BOARDS
+    for name in QEMU_BOARD_TARGETS:
+        target, board = load_target(name), BOARDS[name]
+        assert target.core.name.lower().startswith(board.core)
+        data = target.largest_sram
+        assert data.base == board.ram_base and data.size == 4 * 1024 * 1024
 
 
 def test_cli_targets_list_and_show(capsys, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import shared_model
 from mcudeploy.errors import UsageError
 from mcudeploy.importers import load_model
 from mcudeploy.ir import precision
@@ -56,3 +57,24 @@ def test_registering_an_engine(monkeypatch):
 
     assert module.ENGINES["echo"].run(None, {"a": 1}) == {"a": 1}
     assert "echo" not in ENGINES
+
+
+def test_qemu_run_without_target_builds_the_board_cores_kernels():
+    """validate --on qemu-m4 / run --engine qemu-m55 without --target build for the emulated
+    board's target (the firmware's kernels, not the portable ones) and say so."""
+    from mcudeploy.driver import deploy
+    from mcudeploy.options import DeploymentOptions
+    from mcudeploy.validate.generated_code import build_summary, options_for_run
+
+    model = shared_model("mlperf_tiny/resnet8_int8.tflite")
+    for on, board, family in (("qemu-m4", "mps2-an386", "dsp-conv"), ("qemu-m55", "mps3-an547", "mve-conv")):
+        options, defaulted = options_for_run(DeploymentOptions(), on)
+        assert defaulted and options.target == board
+        deployment = deploy(model, options)
+        assert family in deployment.kernels.counts()
+        line = build_summary(deployment, on, defaulted)
+        assert f"target {board}" in line and family in line and "give --target" in line
+    given, defaulted = options_for_run(DeploymentOptions(target="stm32h743"), "qemu-m4")
+    assert given.target == "stm32h743" and not defaulted
+    host, defaulted = options_for_run(DeploymentOptions(), "host")
+    assert host.target is None and not defaulted

@@ -22,7 +22,7 @@ from ..report.console import make_console
 from ..safe_io import check_output_path, write_bytes, write_text
 from ..validate.data import load_samples
 from ..validate.engines import ENGINES, default_engine, get_engine
-from ..validate.generated_code import run_generated
+from ..validate.generated_code import build_summary, options_for_run, run_generated
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
@@ -89,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
 def _run_generated_code(args: argparse.Namespace, graph, name: str):
     """Outputs and figures (instructions per inference, per layer) of the deployment's C code."""
     source_outputs = [value.name for value in graph.outputs]
-    deployment = deploy(graph, deployment_options(args))
+    options, defaulted = options_for_run(deployment_options(args), GENERATED[name])
+    deployment = deploy(graph, options)
+    make_console().print(build_summary(deployment, GENERATED[name], defaulted))
     samples = load_samples(args.inputs, deployment.graph)
     result = run_generated(deployment, samples.arrays, GENERATED[name], profile=args.per_layer)
     figures = {"samples": samples.count, "batched": samples.batched, "instructions": result.instructions}

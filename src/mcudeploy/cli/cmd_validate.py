@@ -31,7 +31,14 @@ from ..runs.capture import note_validation
 from ..safe_io import check_output_path, write_text
 from ..validate.compare import check_models, default_range, integer_form, quantized_feeds, validate_models
 from ..validate.data import Samples, _read_file, load_labels, load_samples, parse_range, random_samples
-from ..validate.generated_code import TARGETS, check_generated_code, integer_samples, random_integer_feeds
+from ..validate.generated_code import (
+    TARGETS,
+    build_summary,
+    check_generated_code,
+    integer_samples,
+    options_for_run,
+    random_integer_feeds,
+)
 from ..validate.metrics import class_count
 from ..validate.plot import write_scatter
 from ..validate.report import to_json
@@ -104,10 +111,13 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
                       top5_min=args.top5_min, accuracy_drop_max=args.accuracy_drop_max)
 
 
-def _check_generated_code(args: argparse.Namespace, deployment, feeds: dict) -> None:
-    """``--on``: the generated code must match the integer reference bit for bit."""
-    check = check_generated_code(deployment, feeds, args.on, profile=args.per_layer_instructions)
+def _check_generated_code(args: argparse.Namespace, built: tuple, feeds: dict) -> None:
+    """``--on``: the generated code must match the integer reference bit for bit; ``built`` is
+    ``(deployment, whether its target was defaulted)`` (:func:`_deployment_for_code`)."""
+    deployment, defaulted = built
     console = make_console()
+    console.print(build_summary(deployment, args.on, defaulted))
+    check = check_generated_code(deployment, feeds, args.on, profile=args.per_layer_instructions)
     console.print(check.describe())
     if check.layer_instructions:
         names = [n for n in deployment.plan.order if n not in deployment.plan.elided_nodes]
@@ -117,12 +127,14 @@ def _check_generated_code(args: argparse.Namespace, deployment, feeds: dict) -> 
         raise ValidationFailed(check.describe())
 
 
-def _deployment_for_code(args: argparse.Namespace, quantized_path: Path, graph=None):
-    deployment = deploy(graph if graph is not None else quantized_path, deployment_options(args))
+def _deployment_for_code(args: argparse.Namespace, quantized_path: Path, graph=None) -> tuple:
+    """``(deployment, whether its target was defaulted to the QEMU board's)`` for ``--on``."""
+    options, defaulted = options_for_run(deployment_options(args), args.on)
+    deployment = deploy(graph if graph is not None else quantized_path, options)
     if deployment.precision != "integer":
         raise UsageError(f"--on {args.on}: {quantized_path} is a {deployment.precision} model; C code is "
                          "generated for full-integer models (quantize it fully with mcudeploy quantize)")
-    return deployment
+    return deployment, defaulted
 
 
 def _validate_code_only(args: argparse.Namespace) -> int:
@@ -135,14 +147,14 @@ def _validate_code_only(args: argparse.Namespace) -> int:
     if precision(source) == "float":
         raise UsageError(f"{args.model} is a float model: give --quantized Q_MODEL, the quantized model "
                          "whose code --on checks")
-    deployment = _deployment_for_code(args, args.model, source)
-    graph = deployment.graph
+    built = _deployment_for_code(args, args.model, source)
+    graph = built[0].graph
     if args.data is not None:
         samples = integer_samples(graph, _read_file(args.data, graph), str(args.data))
         feeds = samples.head(args.samples).arrays if args.samples else samples.arrays
     else:
         feeds = random_integer_feeds(graph, args.samples or DEFAULT_SAMPLES // 5, args.seed)
-    _check_generated_code(args, deployment, feeds)
+    _check_generated_code(args, built, feeds)
     return 0
 
 
@@ -177,8 +189,8 @@ def run(args: argparse.Namespace) -> int:
         write_scatter(args.plot, result.float_outputs, result.quantized_outputs,
                       {m.output: m.cosine for m in result.metrics})
     if args.on:
-        deployment = _deployment_for_code(args, args.quantized)
-        _check_generated_code(args, deployment, quantized_feeds(float_graph, deployment.graph, samples))
+        built = _deployment_for_code(args, args.quantized)
+        _check_generated_code(args, built, quantized_feeds(float_graph, built[0].graph, samples))
     if not result.passed:
         raise ValidationFailed("validation FAILED: " + "; ".join(
             f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"

@@ -11,12 +11,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..options import DeploymentOptions
 from ..reference.float_kernels.quant import quantize
 from .c_runner import CRunResult, GeneratedCodeCheck, compare_with_reference, run_host
 from .data import check_arrays
 from .qemu import ENGINE_BOARDS, run_qemu
 
 TARGETS = ("host", *ENGINE_BOARDS)
+
+
+def options_for_run(options: DeploymentOptions, on: str | None) -> tuple[DeploymentOptions, bool]:
+    """The options a generated-code run on ``on`` builds with, and whether the target was
+    defaulted. Without ``--target`` a QEMU run builds for the emulated board's own built-in
+    target (``mps2-an386``: Cortex-M4 with DSP; ``mps3-an547``: Cortex-M55 with Helium), so the
+    code under test has the kernels of that core, as the firmware of a board with the same core
+    has, not the portable reference kernels (6-9x more instructions). A host run without a
+    target keeps the portable kernels: the host compiler builds no Arm kernels."""
+    if options.target is None and on in ENGINE_BOARDS:
+        return options.with_values(target=ENGINE_BOARDS[on]), True
+    return options, False
+
+
+def build_summary(deployment, on: str, defaulted: bool) -> str:
+    """One line: where the code ran, the target and core it was built for, its kernel variants."""
+    counts = deployment.kernels.counts()
+    kernels = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+    target = deployment.target
+    built = (f"target {target.name} ({target.core.name})" if target is not None
+             else "no target (portable reference kernels)")
+    note = ("; no --target given: built for the QEMU board's own target, give --target for your "
+            "board's deployment" if defaulted else "")
+    return f"generated code on {on}: {built}, kernels {kernels}{note}"
 
 
 def run_generated(deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize: bool = False,
