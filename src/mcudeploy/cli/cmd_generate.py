@@ -19,6 +19,7 @@ from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
 from ..codegen.output_dir import check_output_folder
 from ..driver import deploy
 from ..estimate.render import latency_lines
+from ..progress import phase
 from ..reference.float_kernels.quant import quantize
 from ..reference.int_executor import run_int
 from ..report.console import make_console
@@ -67,10 +68,7 @@ def _core(args: argparse.Namespace, target) -> str:
     return next((core for core in CORES if core.split("-")[1] in name), "cortex-m4")
 
 
-def _print_sizes(project: Path, core: str) -> None:
-    from ..validate.size_report import size_report
-
-    report = size_report(project, core)
+def _print_sizes(report, core: str) -> None:
     console = make_console()
     console.print(f"sizes for {core} (-Os, linked with --gc-sections), bytes:")
     console.print(f"  {'module':<24}{'flash':>10}{'ram':>10}{'arena':>10}")
@@ -86,12 +84,18 @@ def _print_sizes(project: Path, core: str) -> None:
          _arguments)
 def run(args: argparse.Namespace) -> int:
     check_output_folder(args.output, force=args.force)
-    deployment = deploy(args.model, deployment_options(args), input_shapes=input_shapes_from(args))
+    options = deployment_options(args)
+    with phase(f"planning {args.model.name}" + (f" on {options.target}" if options.target else "")):
+        deployment = deploy(args.model, options, input_shapes=input_shapes_from(args))
     note_deployment(deployment)
     graph, plan = deployment.graph, deployment.plan
-    vectors = load_test_vectors(args.test_vectors, graph) if args.test_vectors else None
-    files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone))
-    written = write_project(files, args.output, force=args.force)
+    vectors = None
+    if args.test_vectors:
+        with phase("test vectors (the integer reference)"):
+            vectors = load_test_vectors(args.test_vectors, graph)
+    with phase(f"writing the C code into {args.output}"):
+        files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone))
+        written = write_project(files, args.output, force=args.force)
     note_generation(written)
     console = make_console()
     assert plan.placement is not None  # deploy() places the plan
@@ -102,5 +106,9 @@ def run(args: argparse.Namespace) -> int:
     for line in latency_lines(deployment):
         console.print(line, markup=False)
     if args.size_report:
-        _print_sizes(args.output, _core(args, deployment.target))
+        with phase("size report (cross-compiling with arm-none-eabi-gcc)"):
+            core = _core(args, deployment.target)
+            from ..validate.size_report import size_report
+            report = size_report(args.output, core)
+        _print_sizes(report, core)
     return 0

@@ -38,9 +38,9 @@ from ..data_files import arrays_for_inputs, check_array, check_arrays
 from ..errors import DataError, GraphError, UnsupportedError, UsageError
 from ..exporters.onnx_run import OnnxRuntimeRanges, onnxruntime_ranges
 from ..ir import DType, Graph
+from ..progress import progress_bar
 from .forward import Runner, float_runner
 from .observers import TensorObserver
-from .progress import progress_bar
 
 log = logging.getLogger(__name__)
 

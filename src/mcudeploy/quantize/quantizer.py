@@ -27,12 +27,12 @@ from typing import Any
 
 from ..errors import UnsupportedError, UsageError
 from ..ir import Graph
+from ..progress import phase, progress_bar
 from .apply import WEIGHT_GRANULARITIES, QuantizeOptions, quantize_graph
 from .calibration import CALIBRATION_THREADS, ImagePreprocessing, calibrate, load_calibration
 from .forward import float_runner
 from .observers import RANGE_METHODS, needs_histogram, observed_range
 from .prepare import prepare_for_quantization
-from .progress import progress_bar
 from .report import QuantizationReport, ReportEvaluation
 from .sensitivity import MixedPrecisionChoice, OutputScorer, choose_mixed_precision
 from .simulate import run_quantized, stack_samples
@@ -121,15 +121,18 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
     """Quantize the float ``graph`` with ``calibration`` data (a path or an iterable)."""
     check_float_model(graph)
     options = _options(config)
-    prepared = prepare_for_quantization(graph)
-    samples = load_calibration(calibration, prepared, preprocessing=preprocessing)
+    with phase(f"preparing {graph.name} for quantization", enabled=config.progress):
+        prepared = prepare_for_quantization(graph)
+    with phase("reading the calibration data", enabled=config.progress):
+        samples = load_calibration(calibration, prepared, preprocessing=preprocessing)
     evaluation = samples[:evaluation_count(prepared, config, len(samples))]
     observed = calibrate(prepared, samples, progress=config.progress, histogram=needs_histogram(config.observer))
-    runner = float_runner(prepared)
-    # every tensor of the few evaluation samples (bounded by EVALUATION_VALUES), then the
-    # runner (an onnxruntime session keeps its memory arena) is released before the report
-    float_captures = [runner(sample, keep=None) for sample in evaluation]
-    del runner
+    with phase(f"float reference of {len(evaluation)} evaluation sample(s)", enabled=config.progress):
+        runner = float_runner(prepared)
+        # every tensor of the few evaluation samples (bounded by EVALUATION_VALUES), then the
+        # runner (an onnxruntime session keeps its memory arena) is released before the report
+        float_captures = [runner(sample, keep=None) for sample in evaluation]
+        del runner
     ranges = {name: observed_range(observer, config.observer) for name, observer in observed.items()}
     mixed = None
     if config.auto_mixed:
@@ -144,7 +147,8 @@ def quantize_model(graph: Graph, calibration: Any, config: QuantizationConfig = 
         chosen = frozenset(mixed.nodes)
         options = (replace(options, int16=options.int16 | chosen) if mixed.fallback == "int16"
                    else replace(options, keep_float=options.keep_float | chosen))
-    result = quantize_graph(prepared, ranges, options)
+    with phase(f"quantizing {graph.name}", enabled=config.progress):
+        result = quantize_graph(prepared, ranges, options)
     report = _report(graph, prepared, result.graph, observed, evaluation, float_captures, config, len(samples))
     report.float_nodes, report.int16_nodes = result.float_nodes, sorted(options.int16)
     return QuantizationOutcome(result.graph, prepared, ranges, report, mixed, result.unsupported)

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..ir import Graph
+from ..progress import progress_bar
 from .apply import QuantizeOptions, quantize_graph
 from .metrics import Agreement
-from .progress import progress_bar
 from .simulate import batches, real_outputs, run_quantized, samples_per_batch
 
 log = logging.getLogger(__name__)

@@ -28,6 +28,7 @@ import numpy as np
 from ..codegen import ProjectOptions, generate_files, write_project
 from ..errors import McuDeployError, UsageError
 from ..ir import Graph
+from ..progress import phase
 from ..reference.int_executor import check_int_feeds, run_int
 
 log = logging.getLogger(__name__)
@@ -121,11 +122,13 @@ def run_host(deployment, feeds: dict[str, np.ndarray], *, sanitize: bool = False
     """Generate, build with the host compiler and run on ``feeds`` (batched)."""
     graph = deployment.graph
     with work_folder(keep) as folder:
-        project = generate_for_run(deployment, folder / "project")
-        program = build_host(project, sanitize=sanitize)
+        with phase("generating and compiling the code on the host"):
+            project = generate_for_run(deployment, folder / "project")
+            program = build_host(project, sanitize=sanitize)
         count = write_samples(graph, feeds, folder / "inputs.bin")
-        run_command([str(program), str(folder / "inputs.bin"), str(folder / "outputs.bin")], folder,
-                    "running the generated code on the host")
+        with phase(f"running {count} sample(s) of the generated code on the host"):
+            run_command([str(program), str(folder / "inputs.bin"), str(folder / "outputs.bin")], folder,
+                        "running the generated code on the host")
         return CRunResult(read_outputs(graph, folder / "outputs.bin", count),
                           project=project if keep is not None else None)
 

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import UsageError
 from ..ir import Graph, Value, precision
 from ..passes.qdq_to_quantized import to_integer_graph
-from ..quantize.progress import progress_bar
+from ..progress import progress_bar
 from ..quantize.simulate import batches, samples_per_batch
 from ..reference.float_kernels.quant import quantize
 from .data import Samples

@@ -43,8 +43,8 @@ import numpy as np
 from ..ir import Graph, Node, Value
 from ..ir.precision import EDGE_OPS
 from ..passes.pipelines import run_pipeline
+from ..progress import progress_bar
 from ..quantize.metrics import Agreement
-from ..quantize.progress import progress_bar
 from ..quantize.simulate import batches, samples_per_batch
 from .engines import ENGINES
 

@@ -29,6 +29,7 @@ import numpy as np
 from ..codegen.boards import BOARDS
 from ..errors import UsageError
 from ..mapping.mapper import node_macc
+from ..progress import phase
 from .c_runner import (
     CodegenRunError,
     CRunResult,
@@ -139,16 +140,19 @@ def run_qemu(deployment, feeds: dict[str, np.ndarray], engine: str, *, keep: Pat
     board = board_of(engine)
     graph = deployment.graph
     with work_folder(keep) as folder:
-        project = generate_for_run(deployment, folder / "project")
-        elf = build_board_fitting(project, board)
+        with phase(f"generating and cross-compiling the code for {board.name}"):
+            project = generate_for_run(deployment, folder / "project")
+            elf = build_board_fitting(project, board)
         count = write_samples(graph, feeds, folder / "inputs.bin")
         macc = sum(node_macc(node) for node in graph.nodes)
-        output = run_elf(elf, board.name, folder, count, macc)
+        with phase(f"running {count} sample(s) on QEMU {board.name}"):
+            output = run_elf(elf, board.name, folder, count, macc)
         outputs = read_outputs(graph, folder / "outputs.bin", count)
         result = CRunResult(outputs, instructions_from(output, board.ns_per_tick),
                             project=project if keep is not None else None)
         if profile:
-            profiled = run_elf(build_board(project, board.name, profile=True), board.name, folder, count, macc)
+            with phase(f"counting instructions per layer on QEMU {board.name}"):
+                profiled = run_elf(build_board(project, board.name, profile=True), board.name, folder, count, macc)
             layers = len(deployment.plan.order) - len(deployment.plan.elided_nodes)
             result.layer_instructions = layer_instructions_from(profiled, board.ns_per_tick, layers)
         return result
