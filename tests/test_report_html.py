@@ -93,8 +93,10 @@ def test_resnet8_plan_report_renders_in_chromium_without_console_errors(run_stor
     page = tmp_path / "report.html"
     assert main(["report", "last", "-o", str(page)]) == 0
     html = page.read_text()
-    for heading in ("Figures", "Memory", "Compute breakdown", f"Layers ({plan['nodes']})", "Configuration"):
+    for heading in ("Figures", "Memory", "Latency breakdown", f"Layers ({plan['nodes']})", "Configuration"):
         assert f">{heading}</h2>" in html
+    # the latency plan printed is the one the report shows (it said "No latency estimate" before)
+    assert "No latency estimate" not in html
     assert html.count("<rect") > len(plan["tensors"]) and f"arena {plan['arena_bytes']} B" in html
     assert plan["arena_region"] in html
     dom, console = open_in_browser(page, tmp_path, "--dump-dom")

@@ -136,3 +136,14 @@ def test_recording_around_a_command_writes_one_run_per_call(run_store):
         assert record_command(args, ["analyze", str(EXAMPLE)], lambda: 0) == 0
     with RunStore.open(run_store) as store:
         assert len(store.list_runs()) == 31
+
+
+def test_plan_records_the_latency_it_prints(run_store, capsys):
+    model = shared_model("mlperf_tiny/resnet8_int8.tflite")
+    assert main(["plan", str(model), "--target", "stm32h743"]) == 0
+    printed = float(re.search(r"estimated latency ([0-9.]+) ms", capsys.readouterr().out).group(1))
+    (run,) = runs_json("list")
+    assert run["figures"]["latency_ms"] == pytest.approx(printed, rel=1e-3)
+    shown = runs_json("show", "last", "--payload")
+    assert shown["payload"]["latency"]["total_ms"] == pytest.approx(printed, rel=1e-3)
+    assert sum(layer.get("estimated_ms", 0) for layer in shown["payload"]["layers"]) > 0

@@ -28,7 +28,7 @@ from ..estimate.overlay import load_overlay, overlay_toml
 from ..estimate.render import LAYER_HEADER, layer_rows, summary_lines, top_lines
 from ..options import DeploymentOptions
 from ..report.console import csv_cell, make_console
-from ..runs.capture import note_deployment
+from ..runs.capture import note_deployment, note_estimate
 from .cmd_analyze import input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
 from .output import add_json_argument, check_outputs, emit, to_stdout
@@ -89,6 +89,7 @@ def _estimate(args: argparse.Namespace) -> int:
     note_deployment(deployment)
     result = estimate(deployment, runtime=args.runtime, core_clock_hz=args.core_clock,
                       npu_clock_hz=args.npu_clock, overlay=overlay)
+    note_estimate(result)
     if not to_stdout(args.json, args.csv):
         _print(result)
         if not deployment.fits:

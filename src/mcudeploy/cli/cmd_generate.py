@@ -23,7 +23,7 @@ from ..progress import phase
 from ..reference.float_kernels.quant import quantize
 from ..reference.int_executor import run_int
 from ..report.console import make_console
-from ..runs.capture import note_deployment, note_generation
+from ..runs.capture import note_deployment, note_estimate, note_generation
 from ..validate.data import _read_file, check_arrays  # _read_file: the .npz/.npy key matching
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
     console.print(deployment.ledger.verdict())
-    for line in latency_lines(deployment):
+    for line in latency_lines(deployment, note_estimate):
         console.print(line, markup=False)
     if args.size_report:
         with phase("size report (cross-compiling with arm-none-eabi-gcc)"):

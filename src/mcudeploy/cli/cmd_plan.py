@@ -29,7 +29,7 @@ from ..plan import ALLOCATORS, allocate, describe_fit, require_fit, validate_pla
 from ..report.console import PIPED_WIDTH, make_console
 from ..report.plain_table import plain_text
 from ..report.plan_render import ledger_tables, plan_figures, rich_table
-from ..runs.capture import note_deployment
+from ..runs.capture import note_deployment, note_estimate
 from ..units import byte_text, parse_size
 from .deployment_args import add_deployment_arguments, deployment_options
 from .model_arguments import input_shapes_from
@@ -111,7 +111,7 @@ def _plan_model(args: argparse.Namespace) -> int:
 
 
 def _print(deployment) -> None:
-    tables, lines = ledger_tables(deployment), plan_figures(deployment) + latency_lines(deployment)
+    tables, lines = ledger_tables(deployment), plan_figures(deployment) + latency_lines(deployment, note_estimate)
     text = None if sys.stdout.isatty() else plain_text(tables, lines, PIPED_WIDTH)
     if text is not None:   # what the console would print, without importing rich
         sys.stdout.write(text)

@@ -7,6 +7,8 @@ and ``generate`` print).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from .causes import rate_text, size_text
 from .records import Estimate
 
@@ -77,14 +79,18 @@ def latency_line(estimate: Estimate) -> str:
             + f" ({estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
 
 
-def latency_lines(deployment) -> list[str]:
+def latency_lines(deployment, record: Callable[[Estimate], None] | None = None) -> list[str]:
     """The line ``plan`` and ``generate`` print (none without a target); an estimator error
-    becomes a short remark, never a failed command."""
+    becomes a short remark, never a failed command. ``record`` receives the estimate (the CLI
+    records it with the run, so the run's report shows the latency the command printed)."""
     if deployment.target is None:
         return []
     from ..errors import McuDeployError
     from .estimator import estimate
     try:
-        return [latency_line(estimate(deployment))]
+        result = estimate(deployment)
     except McuDeployError as error:
         return [f"no latency estimate: {error}"]
+    if record is not None:
+        record(result)
+    return [latency_line(result)]

@@ -120,6 +120,19 @@ def note_deployment(run, deployment) -> None:
 
 
 @_never_fails
+def note_estimate(run, estimate) -> None:
+    """The cost model's latency: the figure, the payload's ``latency`` section (what the HTML
+    report's latency breakdown draws) and each layer's ``estimated_ms``."""
+    known = [layer for layer in estimate.layers if layer.known]
+    run.figures({"latency_ms": round(estimate.latency_ms, 6)})
+    payload = _payload(run)
+    payload["latency"] = {"total_ms": estimate.latency_ms, "runtime": estimate.runtime,
+                          "complete": estimate.complete,
+                          "layers": [{"name": layer.node, "ms": layer.time_us / 1000} for layer in known]}
+    merge_layers(payload, [{"name": layer.node, "estimated_ms": layer.time_us / 1000} for layer in known])
+
+
+@_never_fails
 def note_validation(run, result) -> None:
     worst = lambda name, pick: pick((getattr(m, name) for m in result.metrics  # noqa: E731
                                      if getattr(m, name) is not None), default=None)
