@@ -108,6 +108,34 @@ def test_resnet8_plan_report_renders_in_chromium_without_console_errors(run_stor
     assert console == [] and shot.stat().st_size > 30_000
 
 
+def test_bar_labels_tell_long_names_apart_and_steps_are_numbered():
+    from mcudeploy.report.html_svg import _step_ticks, bar_labels, memory_timeline
+    names = [f"StatefulPartitionedCall/mobilenet_v2_128_0.5/LAYER_{i}/Conv2D" for i in (8, 19, 25)]
+    assert bar_labels(names) == ["LAYER_8/Conv2D", "LAYER_19/Conv2D", "LAYER_25/Conv2D"]
+    long = ["a/" + "x" * 60 + "_first", "a/" + "x" * 60 + "_second"]
+    labels = bar_labels(long)
+    assert len(set(labels)) == 2 and all(len(label) <= 38 and label.startswith("...") for label in labels)
+    assert bar_labels(["only/one"]) == ["only/one"]
+    assert _step_ticks(70) == [0, 10, 20, 30, 40, 50, 60, 70] and _step_ticks(7) == list(range(8))
+    svg = memory_timeline({"t": {"offset": 0, "size": 10, "first_step": 0, "last_step": 3}}, 70, 10, 10)
+    assert ">70</text>" in svg and ">step (node in execution order)</text>" in svg
+
+
+@pytest.mark.slow
+def test_long_layer_names_report_fits_1280_pixels_in_chromium(tmp_path):
+    """A model with long TensorFlow names (MobileNetV2 from ST's zoo): nothing wider than a
+    1280-pixel window (tables scroll in their own block), bar labels distinct."""
+    page = tmp_path / "mnv2.html"
+    assert main(["plan", str(shared_model("onnx/mobilenetv2_0.5_128.onnx")), "--target", "stm32h747",
+                 "--html", str(page)]) in (0, 8)
+    html = page.read_text()
+    labels = re.findall(r'<text x="[0-9.]+" y="[0-9.]+" font-size="11" text-anchor="end" >([^<]*)</text>', html)
+    assert len(labels) >= 10 and len(set(labels)) == len(labels)
+    dom, console = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
+    assert console == []
+    assert re.search(r'<body[^>]*data-page-overflow="0"', dom)
+
+
 @pytest.mark.slow
 def test_markup_in_node_names_renders_as_text_in_chromium(tmp_path):
     page = tmp_path / "evil.html"

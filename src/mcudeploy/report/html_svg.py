@@ -34,13 +34,27 @@ def _text(x: float, y: float, content: str, anchor: str = "start", size: int = 1
             f"{escape(content)}</text>")
 
 
+def _step_ticks(steps: int, count: int = 10) -> list[int]:
+    """About ``count`` round step numbers from 0 to ``steps`` (1, 2, 5 x 10^k apart)."""
+    if steps <= 0:
+        return [0]
+    raw = steps / count
+    magnitude = 10 ** math.floor(math.log10(raw)) if raw >= 1 else 1
+    spacing = next((m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw), 10 * magnitude)
+    spacing = max(1, int(spacing))
+    return list(range(0, steps + 1, spacing))
+
+
 def memory_timeline(tensors: dict[str, dict], steps: int, arena_bytes: int, lower_bound: int) -> str:
-    """The plan's tensors over execution steps (module docstring)."""
+    """The plan's tensors over execution steps (module docstring). The left margin holds the
+    offset labels (up to 11 characters) clear of the rotated axis title; the step axis is
+    numbered."""
+    left = 2 * MARGIN + 10
     top = max([arena_bytes, lower_bound, 1] + [t["offset"] + t["size"] for t in tensors.values()])
-    plot_w, plot_h = WIDTH - 2 * MARGIN, HEIGHT - 2 * MARGIN
-    x_of = lambda step: MARGIN + plot_w * step / max(1, steps)  # noqa: E731
+    plot_w, plot_h = WIDTH - left - MARGIN, HEIGHT - 2 * MARGIN
+    x_of = lambda step: left + plot_w * step / max(1, steps)  # noqa: E731
     y_of = lambda address: HEIGHT - MARGIN - plot_h * address / top  # noqa: E731
-    body = [f'<rect x="{MARGIN}" y="{MARGIN}" width="{plot_w}" height="{plot_h}" fill="#fafafa" stroke="#ccc"/>']
+    body = [f'<rect x="{left}" y="{MARGIN}" width="{plot_w}" height="{plot_h}" fill="#fafafa" stroke="#ccc"/>']
     for index, (name, tensor) in enumerate(tensors.items()):
         x0, x1 = x_of(tensor["first_step"]), x_of(tensor["last_step"] + 1)
         y0, y1 = y_of(tensor["offset"] + tensor["size"]), y_of(tensor["offset"])
@@ -52,14 +66,36 @@ def memory_timeline(tensors: dict[str, dict], steps: int, arena_bytes: int, lowe
                     f'stroke-width="0.3"><title>{escape(tip)}</title></rect>')
     for value, label, dash in ((arena_bytes, f"arena {arena_bytes} B", "6,3"),
                                (lower_bound, f"no-reuse bound {lower_bound} B", "2,2")):
-        body.append(f'<line x1="{MARGIN}" x2="{WIDTH - MARGIN}" y1="{y_of(value):.1f}" y2="{y_of(value):.1f}" '
+        body.append(f'<line x1="{left}" x2="{WIDTH - MARGIN}" y1="{y_of(value):.1f}" y2="{y_of(value):.1f}" '
                     f'stroke="#c00" stroke-dasharray="{dash}"/>')
         body.append(_text(WIDTH - MARGIN, y_of(value) - 3, label, "end", 10, 'fill="#c00"'))
-    body.append(_text(WIDTH / 2, HEIGHT - 14, "step (node in execution order)", "middle"))
+    for step in _step_ticks(steps):
+        body.append(f'<line x1="{x_of(step):.1f}" x2="{x_of(step):.1f}" y1="{HEIGHT - MARGIN}" '
+                    f'y2="{HEIGHT - MARGIN + 4}" stroke="#888"/>')
+        body.append(_text(x_of(step), HEIGHT - MARGIN + 14, str(step), "middle", 9))
+    body.append(_text(left + plot_w / 2, HEIGHT - 6, "step (node in execution order)", "middle"))
     body.append(_text(14, HEIGHT / 2, "arena offset (bytes)", "middle", 11,
                       f'transform="rotate(-90 14 {HEIGHT / 2})"'))
-    body += [_text(MARGIN - 4, y_of(v) + 4, f"{v:,}", "end", 9) for v in (0, top // 2, top)]
+    body += [_text(left - 4, y_of(v) + 4, f"{v:,}", "end", 9) for v in (0, top // 2, top)]
     return _svg(WIDTH, HEIGHT, body, "memory timeline")
+
+
+def bar_labels(names: Sequence[str], limit: int = 38) -> list[str]:
+    """Labels that tell the bars apart within ``limit`` characters: the path prefix every name
+    shares (up to a ``/``) is dropped, and a longer name keeps its end (``...`` + the last
+    characters), where names of one model differ; the full name is the bar's tooltip."""
+    shared = ""
+    if len(names) > 1:
+        common = names[0]
+        for name in names[1:]:
+            while not name.startswith(common):
+                common = common[:-1]
+        shared = common[:common.rfind("/") + 1]
+    labels = []
+    for name in names:
+        text = name[len(shared):] or name
+        labels.append(text if len(text) <= limit else "..." + text[-(limit - 3):])
+    return labels
 
 
 def horizontal_bars(items: Sequence[tuple[str, float]], unit: str, label: str) -> str:
@@ -68,10 +104,10 @@ def horizontal_bars(items: Sequence[tuple[str, float]], unit: str, label: str) -
     height = 2 * 12 + row * max(1, len(items))
     peak = max([value for _, value in items] + [1e-12])
     body = []
-    for index, (name, value) in enumerate(items):
+    for index, ((name, value), text) in enumerate(zip(items, bar_labels([name for name, _ in items]))):
         y = 12 + index * row
         width = (WIDTH - left - 120) * value / peak
-        body.append(_text(left - 6, y + 12, name[:48], "end"))
+        body.append(_text(left - 6, y + 12, text, "end"))
         body.append(f'<rect x="{left}" y="{y + 2}" width="{max(0.5, width):.1f}" height="{row - 5}" '
                     f'fill="{PALETTE[0]}"><title>{escape(f"{name}: {value:.6g} {unit}")}</title></rect>')
         body.append(_text(left + width + 6, y + 12, f"{_number(value)} {unit}"))

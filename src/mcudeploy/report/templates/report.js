@@ -1,5 +1,7 @@
 // Sortable, filterable tables of the mcudeploy HTML report. Plain JavaScript, no libraries,
-// no network. When it has run it marks <body data-report-ready="1"> (checked by the tests).
+// no network. When it has run it marks <body data-report-ready="1"> (checked by the tests), and
+// <body data-page-overflow="N">: how many pixels the page is wider than the window (0: nothing
+// sticks out; a wide table scrolls in its own block).
 (function () {
   "use strict";
   function sortTable(table, column, header) {
@@ -37,5 +39,7 @@
   var state = document.getElementById("report-state");
   state.textContent = "interactive report: run " + (data.run.id === null ? "(not recorded)" : data.run.id) +
     ", " + Object.keys(data.run.figures).length + " figures, " + data.layers.length + " layers";
+  var page = document.documentElement;
+  document.body.setAttribute("data-page-overflow", String(Math.max(0, page.scrollWidth - page.clientWidth)));
   document.body.setAttribute("data-report-ready", "1");
 }());
