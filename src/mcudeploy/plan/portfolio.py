@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 
+from ..extras import available, install_line
 from .allocators.base import ALLOCATORS, make_plan
 from .allocators.exact import allocate_exact
 from .allocators.greedy import allocate_greedy
@@ -61,6 +62,9 @@ def _race(buffers, capacity, time_limit, seed, hint) -> list[Plan]:
         if plan.fits and capacity is not None or plan.proof in (PROOF_OPTIMAL, PROOF_INFEASIBLE):
             stop.set()
 
+    if not available("exact"):   # OR-Tools absent: branch and bound alone (it proves optimality too)
+        logger.info("portfolio: the exact allocator is not installed (%s)", install_line("exact"))
+        return [allocate_search(buffers, capacity, time_limit, seed, stop=stop)]
     thread = threading.Thread(target=run_exact, name="cp-sat", daemon=True)
     thread.start()
     search = allocate_search(buffers, capacity, time_limit, seed, stop=stop)

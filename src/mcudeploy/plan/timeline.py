@@ -10,13 +10,14 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from ..extras import require
 from ..safe_io import write_bytes
 from .memory_plan import MemoryPlan
 
 
 def write_timeline(plan: MemoryPlan, path: Path, title: str = "") -> Path:
     """Draw ``plan`` into ``path`` (PNG) and return the path."""
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "the memory timeline (--png)")
     matplotlib.use("Agg")
     from matplotlib import pyplot
     from matplotlib.patches import Rectangle

@@ -37,6 +37,7 @@ import numpy as np
 from ..data_files import arrays_for_inputs, check_array, check_arrays
 from ..errors import DataError, GraphError, UnsupportedError, UsageError
 from ..exporters.onnx_run import OnnxRuntimeRanges, onnxruntime_ranges
+from ..extras import require
 from ..ir import DType, Graph
 from ..progress import progress_bar
 from .forward import Runner, float_runner
@@ -113,10 +114,7 @@ def _read_image(path: Path, width: int, height: int, channels: int):
 
 
 def _load_image(path: Path, value, preprocessing: ImagePreprocessing) -> np.ndarray:
-    try:
-        import PIL  # noqa: F401  (read by _read_image)
-    except ImportError:  # pragma: no cover - Pillow is a declared dependency
-        raise UsageError("reading calibration images needs Pillow (pip install pillow)") from None
+    require("PIL", "images", "calibration from an image folder")   # read by _read_image
     layout = preprocessing.layout or value.layout or "NCHW"
     if value.rank != 4 or layout not in ("NCHW", "NHWC"):
         raise UsageError(f"input {value.name!r} ({value.type_str()}) is not an image tensor; give "

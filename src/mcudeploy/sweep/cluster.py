@@ -31,6 +31,7 @@ from typing import Any, Iterator
 
 from .. import __version__
 from ..errors import UsageError
+from ..extras import require
 from .worker_task import close_cell_processes, own_sessions, worker_info
 
 log = logging.getLogger(__name__)
@@ -53,12 +54,7 @@ class Cluster:
 
 
 def _import_distributed():
-    try:
-        import distributed
-    except ImportError as error:
-        raise UsageError(f"mcudeploy sweep needs dask.distributed ({error}); install it with "
-                         "python -m pip install \"dask[distributed]\"") from None
-    return distributed
+    return require("distributed", "sweep", "mcudeploy sweep")
 
 
 @contextmanager

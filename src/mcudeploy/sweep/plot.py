@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..extras import require
 from .results import SweepResult
 
 KIB = 1024.0
 
 
 def _figure():
-    import matplotlib
-
+    matplotlib = require("matplotlib", "plot", "the sweep's Pareto plot (--png)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..extras import require
 from ..safe_io import check_output_path, write_bytes
 
 MAX_POINTS = 20000  # per panel; larger outputs are subsampled (seeded) to keep the file small
@@ -28,7 +29,7 @@ def write_scatter(path: str | Path, float_outputs: dict[str, np.ndarray],
                   quantized_outputs: dict[str, np.ndarray], cosines: dict[str, float]) -> Path:
     """Write the PNG to ``path`` (:mod:`mcudeploy.safe_io`: a folder, a missing folder or a
     failed write is a :class:`~mcudeploy.errors.UsageError`)."""
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "the scatter plot (--plot)")
     matplotlib.use("Agg")
     from matplotlib import pyplot
 

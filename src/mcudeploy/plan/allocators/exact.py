@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 
-from ...errors import UsageError
+from ...extras import require
 from ..bounds import live_set_bound
 from ..buffers import PROOF_FEASIBLE, PROOF_INFEASIBLE, PROOF_NONE, PROOF_OPTIMAL, Buffer, Plan
 from .base import allocator, make_plan
@@ -25,12 +25,8 @@ logger = logging.getLogger(__name__)
 
 
 def _cp_model():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as error:  # ortools is an optional dependency
-        raise UsageError("the exact allocator needs OR-Tools: pip install ortools "
-                         "(or choose --allocator greedy / search)") from error
-    return cp_model
+    """OR-Tools' CP-SAT (the ``exact`` extra)."""
+    return require("ortools.sat.python.cp_model", "exact", "the exact allocator (or choose --allocator greedy / search)")
 
 
 def _build(cp_model, buffers: list[Buffer], limit: int, minimise: bool, hint: dict):

@@ -1,0 +1,70 @@
+"""The lean core install: with every extra's package absent (blocked in the process), analyze,
+plan, generate and quantize still work, and each command that needs an extra says so in one
+line naming it; pyproject.toml's extras are the ones mcudeploy.extras names."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+
+from conftest import REPO, shared_model
+from mcudeploy.extras import EXTRAS
+
+BLOCKED = ["onnxruntime", "matplotlib", "ortools", "distributed", "dask", "PIL", "h5py"]
+RUNNER = ("import sys; [sys.modules.__setitem__(m, None) for m in {blocked!r}]; "
+          "from mcudeploy.cli.main import main; sys.exit(main(sys.argv[1:]))")
+
+
+def lean(*arguments: str, cwd=None) -> subprocess.CompletedProcess:
+    """``mcudeploy ARGUMENTS`` in a process where no extra's package can be imported."""
+    return subprocess.run([sys.executable, "-c", RUNNER.format(blocked=BLOCKED), *arguments],
+                          capture_output=True, text=True, timeout=300, cwd=cwd,
+                          env={"PYTHONPATH": str(REPO / "src"), "MCUDEPLOY_NO_RECORD": "1",
+                               "PATH": "/usr/bin:/bin"})
+
+
+def test_pyproject_extras_are_the_ones_the_code_names():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    for name, (_, requirement) in EXTRAS.items():
+        if name == "keras":
+            continue   # the Keras importer's extra (listed with it)
+        assert any(entry.startswith(requirement) for entry in extras[name]), name
+    core = " ".join(project["dependencies"])
+    assert not any(requirement.split("[")[0] in core for _, requirement in EXTRAS.values())
+    assert set(extras["all"][0].split("[")[1].rstrip("]").split(",")) >= {"calib", "plot", "exact", "sweep", "images"}
+
+
+@pytest.mark.slow
+def test_core_commands_work_without_any_extra(tmp_path):
+    model = shared_model("mlperf_tiny/resnet8_int8.tflite")
+    for arguments in (["analyze", str(model)], ["plan", str(model), "--target", "stm32h743"],
+                      ["generate", str(model), "--target", "stm32h743", "-o", str(tmp_path / "code")]):
+        result = lean(*arguments)
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input=np.random.default_rng(0).normal(size=(4, 1, 49, 10)).astype(np.float32))
+    result = lean("quantize", str(REPO / "examples" / "kws_cnn.onnx"), "--calib", str(calib),
+                  "-o", str(tmp_path / "q.onnx"))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("arguments, extra", [
+    (["plan", "{model}", "--target", "stm32h743", "--png", "{tmp}/m.png"], "plot"),
+    (["plan", "--allocation-csv", "{csv}", "--capacity", "1000", "--allocator", "exact", "-o", "{tmp}/o.csv"], "exact"),
+    (["sweep", "{example}", "--out", "{tmp}/out.json"], "sweep"),
+])
+def test_a_command_needing_an_absent_extra_says_which(tmp_path, arguments, extra):
+    csv = tmp_path / "a.csv"
+    csv.write_text("id,lower,upper,size\n0,0,2,10\n1,1,3,20\n")
+    filled = [a.format(model=shared_model("mlperf_tiny/resnet8_int8.tflite"), tmp=tmp_path, csv=csv,
+                       example=REPO / "examples" / "sweep.toml") for a in arguments]
+    result = lean(*filled, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("mcudeploy: error:")]
+    assert len(lines) == 1 and f"pip install 'mcudeploy[{extra}]'" in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
