@@ -245,4 +245,4 @@ def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None
     overhead_us, overhead_instructions = _overhead(deployment, setting, layers)
     return Estimate(deployment.name, target.name, setting.profile.label or setting.profile.name, setting.core_clock_hz,
                     setting.npu_clock_hz, layers, overhead_us, overhead_instructions,
-                    overlay.source if overlay is not None else None, notes, power)
+                    overlay.source if overlay is not None else None, notes, power, deployment.executor)
