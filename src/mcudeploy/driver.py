@@ -110,8 +110,10 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
     #     rewrites of the deployed graph decided once, before anything is mapped or planned
     transform = transform_for_memory(deployed, options, target)
     kind = precision(deployed)
-    hardware = map_graph(deployed, target, options.force_cpu) if target is not None else None
-    mapping = executed_mapping(hardware, options.executor, target) if hardware is not None else None
+    hardware = mapping = None
+    if target is not None:
+        hardware = map_graph(deployed, target, options.force_cpu)
+        mapping = executed_mapping(hardware, options.executor, target)
     kernels = choose_kernels(deployed, target, options.kernels)
     plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform)
     warnings = transform.warnings()

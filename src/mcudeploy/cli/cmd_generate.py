@@ -20,8 +20,8 @@ from ..codegen.output_dir import check_output_folder
 from ..codegen.vendor_npu import SCRIPT, check_vendor_target, handoff_files
 from ..driver import deploy, partition_deployment
 from ..errors import UsageError
-from ..mapping import CPU, NPU
 from ..estimate.render import latency_lines
+from ..mapping import CPU, NPU
 from ..reference.float_kernels.quant import quantize
 from ..reference.int_executor import run_int
 from ..report.console import make_console
