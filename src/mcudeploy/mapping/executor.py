@@ -51,13 +51,18 @@ def _on_cpu(placement: Placement, target: Target) -> Placement:
     return Placement(placement.node, placement.op, CPU, placement.macc, (reason,))
 
 
+def share_text(rate: float) -> str:
+    """``0.99994 -> '99.99 %'``: rounded down, so that a node left on the CPU never shows 100 %."""
+    return f"{math.floor(rate * 1e4) / 100:.2f} %"
+
+
 def executor_summary(mapping: Mapping, hardware: Mapping | None, target: Target) -> str:
     """One line: who runs the nodes, and on an NPU target what the other executor would do."""
     core = target.core.name
     if target.npu is None or hardware is None:
         return f"executor {mapping.executor}: every node runs as mcudeploy's {core} code"
     npu_nodes, total = len(hardware.on(NPU)), len(hardware.placements)
-    share = f"{math.floor(hardware.macc_rate * 1e4) / 100:.2f} % of the MACC"   # 99.99 %, never rounded up to 100
+    share = f"{share_text(hardware.macc_rate)} of the MACC"
     if mapping.executor == MCUDEPLOY:
         return (f"executor mcudeploy: all {total} nodes run as mcudeploy's {core} code (mcudeploy writes no NPU "
                 f"code); with --executor vendor-npu {npu_nodes} of them ({share}) would run on the {target.npu.name}")
