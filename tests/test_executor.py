@@ -3,7 +3,7 @@
 (``executor = "mcudeploy"``, the default); ``--executor vendor-npu`` estimates the NPU mapping
 and ``generate`` writes the hand-off for ST Edge AI (partition models, ``.mpool``, profile,
 command line). Checked on ResNet-8 (MLPerf Tiny) on stm32n6, the exported partition against
-LiteRT, the pool file against mcudeploy's own .mpool reader and ST's documented keys."""
+TFLite Micro, the pool file against mcudeploy's own .mpool reader and ST's documented keys."""
 from __future__ import annotations
 
 import json
@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 import tflite
-from conftest import shared_model
 
+from conftest import shared_model
 from mcudeploy.codegen import generate_files, write_project
 from mcudeploy.codegen.vendor_npu import handoff_files
 from mcudeploy.deployment import check_deployment
