@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -28,7 +29,8 @@ from mcudeploy.mapping import CPU, NPU, partition_graph
 from mcudeploy.options import DeploymentOptions, parse_options
 from mcudeploy.reference.int_executor import run_int
 from mcudeploy.targets import load_memory_pools
-from mcudeploy.validate.generated_code import random_integer_feeds
+from mcudeploy.validate import qemu
+from mcudeploy.validate.generated_code import random_integer_feeds, run_generated
 
 RESNET8 = "mlperf_tiny/resnet8_int8.tflite"
 POOL_KEYS = {"fname", "name", "fformat", "prop", "offset", "size", "mode"}
@@ -192,3 +194,14 @@ def test_cli_bad_executor_is_one_line_exit_2(model, arguments, message):
                           capture_output=True, text=True, timeout=120)
     errors = [line for line in done.stderr.splitlines() if "error" in line]
     assert done.returncode == 2 and len(errors) == 1 and message in errors[0] and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not all(shutil.which(tool) for tool in qemu.TOOLS), reason="arm-none-eabi-gcc / qemu missing")
+def test_default_n6_estimate_counts_the_instructions_of_the_generated_code(cpu_code):
+    """Issue 22's figure: the default stm32n6 deployment's estimate (executor mcudeploy, no option)
+    is the code generate writes: its instruction count within 5 % of QEMU M55's for that code."""
+    result = estimate(cpu_code)
+    measured = run_generated(cpu_code, random_integer_feeds(cpu_code.graph, 1, seed=5), "qemu-m55", profile=True)
+    assert result.cpu_instructions == pytest.approx(measured.instructions[0], rel=0.05)
+    assert len([layer for layer in result.layers if layer.kernel != "elided"]) == len(measured.layer_instructions[0])
