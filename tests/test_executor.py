@@ -131,6 +131,8 @@ def test_memory_pool_profile_and_command_follow_the_documented_formats(vendor, h
     enabled = {r.name: (r.base, r.size) for r in load_memory_pools(pool_file)}     # size 0: switched off
     assert set(enabled) == {placement.arena_region, *placement.weights.values()} == {"npuRAM3", "octoFlash"}
     assert enabled == {r.name: (r.base, r.size) for r in vendor.target.regions if r.name in enabled}
+    for partition in (p for p in vendor.partitions() if p.device == CPU):   # the pools are the vendor's alone
+        assert partition_deployment(vendor, partition).plan.placement.arena_region not in enabled
     constants = {p["name"] for p in pools if p["prop"]["constantsPreferred"]}
     assert constants == {"octoFlash"}                                  # the vendor's weights placement
     profiles = json.loads((handoff / "neural_art.json").read_text())["Profiles"]

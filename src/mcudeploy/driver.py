@@ -136,11 +136,20 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
     """The deployment of one CPU partition of a ``vendor-npu`` deployment: its nodes as a graph
     of their own (:func:`~mcudeploy.mapping.partition_graph`), deployed on the same target with
     the same memory options as mcudeploy's CPU code (the graph rewrites of step 2b are already
-    in it, so their options are left out)."""
+    in it, so their options are left out). The RAM regions the vendor's compiler is given for
+    its activations (the deployment's arena regions: the hand-off's memory pools) are reserved,
+    so the partition's own arena never shares their bytes."""
     if partition.device != CPU:
         raise UsageError(f"partition {partition.index} runs on the {partition.device}: only CPU partitions "
                          "are mcudeploy's code")
-    options = replace(deployment.options, executor="mcudeploy", force_cpu=(), tiling_regions=(),
+    placement = deployment.plan.placement
+    assert placement is not None  # deploy() places the plan
+    vendor = {placement.arena_region, *placement.arena_banks}
+    if placement.external_region is not None:
+        vendor.add(placement.external_region)
+    reserved = tuple(sorted(set(deployment.options.reserve_regions) | vendor))
+    options = replace(deployment.options, executor="mcudeploy", reserve_regions=reserved, activation_region=None,
+                      force_cpu=(), tiling_regions=(),
                       tiling_auto=False, channel_splits=(), input_channel_splits=(), split_points=(),
                       split_auto=False)
     graph = partition_graph(deployment.graph, partition)
