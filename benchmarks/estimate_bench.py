@@ -6,7 +6,8 @@ STM32N6 NPU, and the placement cliffs.
 
 1. **qemu**: every shared full-integer model (conftest.INT8_MODELS), generated as C and run
    under QEMU (-icount shift=0, per-layer profile) on mps2-an386 (Cortex-M4; target
-   stm32l4r5) and mps3-an547 (Cortex-M55; target stm32n6 with every node on the CPU), with
+   stm32l4r5) and mps3-an547 (Cortex-M55; target stm32n6 as deployed by default: executor
+   mcudeploy, every node mcudeploy's CPU code, no option given - issue 22's N6 rows), with
    the reference kernels and with ``kernels = auto`` (every optimised variant the core runs).
    The estimate's instructions per layer and per model against the measured ones. The
    instruction model was fitted on synthetic layers only (tools/fit_instruction_model.py), so
@@ -102,8 +103,8 @@ def measure_on_qemu(deployment, board: str) -> tuple[int, list[int]]:
 def qemu_case(model: str, board: str, preference: str) -> dict:
     target, per_tick = BOARDS[board]
     graph = load_model(SHARED_MODELS / model)
-    force = tuple(node.name for node in graph.nodes) if board == "qemu-m55" else ()
-    deployment = deploy(graph, DeploymentOptions(target=target, kernels=preference, force_cpu=force))
+    deployment = deploy(graph, DeploymentOptions(target=target, kernels=preference))
+    assert not [p for p in deployment.mapping.placements if p.device != "cpu"]   # executor mcudeploy: the code generate writes
     result = estimate(deployment)
     total, measured_layers = measure_on_qemu(deployment, board)
     layers = [layer for layer in result.layers if layer.kernel != "elided"]
@@ -136,6 +137,10 @@ def run_qemu(models: list[str], preferences=("reference", "auto")) -> list[dict]
 
 def qemu_markdown(cases: list[dict]) -> list[str]:
     lines = ["## 1. Instructions per model and per layer vs QEMU (our generated code)", "",
+             "The qemu-m55 rows are the STM32N6 as a user deploys it with no option (`mcudeploy estimate MODEL "
+             "--target stm32n6`: executor mcudeploy, every node mcudeploy's Helium / CPU code, the code "
+             "`mcudeploy generate MODEL --target stm32n6` writes), measured on mps3-an547 "
+             "(`mcudeploy run MODEL --target stm32n6 --engine qemu-m55 --per-layer`).", "",
              "| model | board | kernels | variants used | measured | estimated | error | layers within 5 % | worst layer |",
              "|---|---|---|---|---|---|---|---|---|"]
     for case in cases:

@@ -153,7 +153,7 @@ def test_core_clock_override_keeps_cycles_and_scales_memory_waits():
 
 def npu_deployment(**options):
     target = parse_target(CPU_TARGET.format(latency=10, bandwidth=100) + NPU_TABLE, "npu.toml", Path("."))
-    return deploy(one_conv(h=8, w=8, c=8, o=8), DeploymentOptions(**options), target=target)
+    return deploy(one_conv(h=8, w=8, c=8, o=8), DeploymentOptions(executor="vendor-npu", **options), target=target)
 
 
 def test_npu_epoch_is_the_max_of_compute_and_memory_plus_setup():
@@ -202,7 +202,7 @@ def test_unknown_runtime_names_the_profiles():
 def test_npu_without_its_figures_names_every_missing_key():
     bare = NPU_TABLE.split("accelerators")[0]
     target = parse_target(CPU_TARGET.format(latency=10, bandwidth=100) + bare, "bare.toml", Path("."))
-    deployment = deploy(one_conv(), DeploymentOptions(), target=target)
+    deployment = deploy(one_conv(), DeploymentOptions(executor="vendor-npu"), target=target)
     with pytest.raises(TargetError) as info:
         estimate(deployment)
     for key in ("accelerators", "macs_per_accelerator", "stream_bytes_per_cycle", "bus_interfaces", "bus_bytes_per_cycle"):

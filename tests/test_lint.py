@@ -79,7 +79,7 @@ def test_every_rule_has_a_trigger_test():
     assert set(RULES) == {"unfoldable-batchnorm", "dropout-left-in", "bilinear-resize",
                           "large-kernel-deep", "layout-op-at-boundary", "dynamic-shape",
                           "channel-alignment", "nchw-input", "input-spatial-multiple",
-                          "npu-fallback", "tensor-exceeds-sram"}
+                          "npu-fallback", "tensor-exceeds-sram", "executor"}   # executor: test_executor.py
 
 
 def test_channel_alignment_after_concat():

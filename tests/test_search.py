@@ -93,7 +93,7 @@ def test_ram_nofit_carries_the_ledgers_numbers():
 
 
 def test_flash_limit_alignment_and_npu_constraint_reasons():
-    deployment = deploy(conv_graph(24, kernel=9), DeploymentOptions(target="npu-mcu"))
+    deployment = deploy(conv_graph(24, kernel=9), DeploymentOptions(target="npu-mcu", executor="vendor-npu"))
     reasons = trial_reasons(deployment, None, Constraints(flash_limit=100, npu_only=True, strict_alignment=True))
     codes = [r.code for r in reasons]
     assert FLASH_NOFIT in codes
@@ -101,7 +101,7 @@ def test_flash_limit_alignment_and_npu_constraint_reasons():
     assert [r.data["node"] for r in alignment] == ["second"] and "24 % 16 = 8" in alignment[0].message
     npu = [r for r in reasons if r.code == NPU_CONSTRAINT]
     assert npu and npu[0].data == {"node": "first", "predicate": "kernel-too-large"}
-    assert trial_reasons(deploy(conv_graph(32), DeploymentOptions(target="npu-mcu")), None,
+    assert trial_reasons(deploy(conv_graph(32), DeploymentOptions(target="npu-mcu", executor="vendor-npu")), None,
                          Constraints(strict_alignment=True)) == []
 
 

@@ -8,13 +8,22 @@ about what will run: the graph as deployed, the integer parameters the C code co
 device of every node, the kernel variant of every node, the memory plan with its final
 region placement, and the ledger with its fit verdict.
 
+``mapping`` is the device of every node *in the code the deployment produces*, for one
+executor (``options.executor``, :mod:`mcudeploy.mapping.executor`): with ``mcudeploy`` (the
+default) every node is mcudeploy's CPU code, even on an NPU target (mcudeploy writes no NPU
+code); with ``vendor-npu`` the NPU nodes are the vendor NPU compiler's. ``npu_mapping`` is
+what the NPU could take (the hardware mapping, with the reasons of every CPU node), kept on
+NPU targets as information: "with --executor vendor-npu these nodes would run on the NPU".
+
 Invariants (checked by :func:`check_deployment` in tests):
 
 * ``plan.order`` lists every node of ``graph``; every non-constant value of ``graph`` that
   lives in the arena has a placement in ``plan.tensors``, in ``plan.placement.arena_region``;
 * ``plan.weights`` == ``plan.placement.weights`` (one decision, read by ledger and codegen);
 * ``params`` has every node when ``precision == "integer"`` and is empty otherwise;
-* ``kernels.choices`` has every node; ``mapping`` is None only without a target.
+* ``kernels.choices`` has every node; ``mapping`` is None only without a target;
+* ``mapping.executor == options.executor`` on an NPU target; with ``mcudeploy`` no node of
+  ``mapping`` is on the NPU.
 """
 from __future__ import annotations
 
@@ -25,7 +34,7 @@ from typing import Any
 from .errors import DoesNotFitError
 from .ir import Graph
 from .kernels import KernelSelection
-from .mapping import Mapping
+from .mapping import NPU, Mapping, Partition, executor_summary, partitions
 from .options import DeploymentOptions
 from .plan.ledger import Ledger
 from .plan.memory_plan import MemoryPlan
@@ -48,6 +57,25 @@ class Deployment:
     warnings: list[str] = field(default_factory=list)
     _params: dict[str, Any] | None = field(default=None, repr=False)
     memory_transform: MemoryTransform | None = None   # tiling / graph split applied (driver step 2b)
+    npu_mapping: Mapping | None = None  # what the NPU could take (NPU targets only): information
+
+    @property
+    def executor(self) -> str:
+        """Who runs the nodes of the generated code: ``mcudeploy`` or ``vendor-npu``."""
+        return self.options.executor
+
+    def executor_line(self) -> str | None:
+        """Who runs the nodes (and, on an NPU target, what the other executor would do); None
+        without a target."""
+        if self.target is None or self.mapping is None:
+            return None
+        return executor_summary(self.mapping, self.npu_mapping, self.target)
+
+    def partitions(self) -> list[Partition]:
+        """The runs of consecutive nodes (plan order) on one device of :attr:`mapping`."""
+        if self.mapping is None:
+            return []
+        return partitions(self.graph, self.mapping, self.plan.order)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -85,8 +113,9 @@ class Deployment:
                 "arena_region": placement.arena_region if placement else None,
                 "scratch_bytes": sum(p.size for p in self.plan.scratch.values()),
                 "fits": self.fits, "verdict": self.ledger.verdict(),
-                "kernel_variants": self.kernels.counts(),
-                "npu_offload_macc": round(self.mapping.macc_rate, 4) if self.mapping else None}
+                "kernel_variants": self.kernels.counts(), "executor": self.executor,
+                "npu_offload_macc": round(self.mapping.macc_rate, 4) if self.mapping else None,
+                "vendor_npu_offload_macc": round(self.npu_mapping.macc_rate, 4) if self.npu_mapping else None}
 
     def to_json(self) -> dict[str, Any]:
         """The whole record as JSON: summary, options (as written back to a --config file),
@@ -117,4 +146,9 @@ def check_deployment(deployment: Deployment) -> list[str]:
         problems.append("params do not cover every node")
     if set(deployment.kernels.choices) != {n.name for n in graph.nodes}:
         problems.append("kernel choices do not cover every node")
+    mapping = deployment.mapping
+    if mapping is not None and deployment.npu_mapping is not None and mapping.executor != deployment.executor:
+        problems.append(f"the mapping is for executor {mapping.executor}, the options say {deployment.executor}")
+    if mapping is not None and mapping.executor == "mcudeploy" and mapping.on(NPU):
+        problems.append("executor mcudeploy (CPU code) with nodes mapped to the NPU")
     return problems

@@ -15,8 +15,11 @@ Straight line, ``ir.verify`` between the graph stages:
    2b. **memory transformations** (:func:`~mcudeploy.plan.memory_transform.transform_for_memory`):
    ``[tiling]`` runs regions tile by tile, ``[split]`` moves the tensors that cross a cut to
    external memory - graph rewrites, decided once, before anything is mapped or planned;
-3. **map**: the device of every node (:func:`~mcudeploy.mapping.map_graph`), with
-   ``options.force_cpu``;
+3. **map**: what the hardware could run (:func:`~mcudeploy.mapping.map_graph`, with
+   ``options.force_cpu``), then the device of every node in the code the deployment
+   produces (:func:`~mcudeploy.mapping.executed_mapping` for ``options.executor``:
+   mcudeploy's CPU code by default, every node on the CPU; ``vendor-npu``: the NPU nodes
+   run by the vendor's NPU compiler);
 4. **kernels**: the variant of every node from the target's core
    (:func:`~mcudeploy.kernels.choose_kernels`);
 5. **plan**: order, liveness, proved reuse, offsets (:func:`~mcudeploy.plan.memory_plan.
@@ -37,6 +40,7 @@ through :func:`load_graph` and build deployments through :func:`deploy`, nothing
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .deployment import Deployment
@@ -44,7 +48,7 @@ from .errors import UsageError
 from .importers import InputShapes, load_model
 from .ir import Graph, precision, verify
 from .kernels import choose_kernels
-from .mapping import map_graph
+from .mapping import CPU, Partition, check_executor, executed_mapping, map_graph, partition_graph
 from .options import DeploymentOptions
 from .passes.fold_pads import FoldPads
 from .passes.pipelines import run_pipeline
@@ -96,6 +100,7 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
     """Build the deployment of ``model`` (module docstring): a model file, or a graph already
     loaded (it is copied, never changed). ``target`` overrides ``options.target``."""
     target = target if target is not None else resolve_target(options)
+    check_executor(options.executor, target)
     if isinstance(model, Graph):
         loaded, source = model.copy(), Path(str(model.metadata.get("path", model.name)))
     else:
@@ -105,7 +110,10 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
     #     rewrites of the deployed graph decided once, before anything is mapped or planned
     transform = transform_for_memory(deployed, options, target)
     kind = precision(deployed)
-    mapping = map_graph(deployed, target, options.force_cpu) if target is not None else None
+    hardware = mapping = None
+    if target is not None:
+        hardware = map_graph(deployed, target, options.force_cpu)
+        mapping = executed_mapping(hardware, options.executor, target)
     kernels = choose_kernels(deployed, target, options.kernels)
     plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform)
     warnings = transform.warnings()
@@ -119,8 +127,34 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
             kernels, (plan, _placement, ledger) = reference, fallback
             warnings.append("the optimised kernel variants need more arena than fits; the reference "
                             f"kernels run instead (arena {plan.arena_bytes} bytes)")
+    npu_mapping = hardware if target is not None and target.npu is not None else None
     return Deployment(source, deployed, kind, target, options, mapping, kernels, plan, ledger,
-                      warnings=warnings, memory_transform=transform)
+                      warnings=warnings, memory_transform=transform, npu_mapping=npu_mapping)
+
+
+def partition_deployment(deployment: Deployment, partition: Partition) -> Deployment:
+    """The deployment of one CPU partition of a ``vendor-npu`` deployment: its nodes as a graph
+    of their own (:func:`~mcudeploy.mapping.partition_graph`), deployed on the same target with
+    the same memory options as mcudeploy's CPU code (the graph rewrites of step 2b are already
+    in it, so their options are left out). The RAM regions the vendor's compiler is given for
+    its activations (the deployment's arena regions: the hand-off's memory pools) are reserved,
+    so the partition's own arena never shares their bytes."""
+    if partition.device != CPU:
+        raise UsageError(f"partition {partition.index} runs on the {partition.device}: only CPU partitions "
+                         "are mcudeploy's code")
+    placement = deployment.plan.placement
+    assert placement is not None  # deploy() places the plan
+    vendor = {placement.arena_region, *placement.arena_banks}
+    if placement.external_region is not None:
+        vendor.add(placement.external_region)
+    reserved = tuple(sorted(set(deployment.options.reserve_regions) | vendor))
+    options = replace(deployment.options, executor="mcudeploy", reserve_regions=reserved, activation_region=None,
+                      force_cpu=(), tiling_regions=(),
+                      tiling_auto=False, channel_splits=(), input_channel_splits=(), split_points=(),
+                      split_auto=False)
+    graph = partition_graph(deployment.graph, partition)
+    graph.metadata["path"] = f"{deployment.name}.cpu{partition.index}"
+    return deploy(graph, options, target=deployment.target)
 
 
 def _plan_and_place(deployed: Graph, kernels, target, options: DeploymentOptions, transform):

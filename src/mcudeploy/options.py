@@ -34,6 +34,7 @@ The file format (every key optional; sections group the keys as users think of t
 
     [mapping]
     force_cpu = ["conv7"]
+    executor = "mcudeploy"          # who runs the nodes: mcudeploy (its CPU code) | vendor-npu
 
     [kernels]
     variant = "auto"                # auto (fastest the core runs) | reference
@@ -71,6 +72,10 @@ from .units import parse_size
 SCHEDULES = ("memory-aware", "file")
 WEIGHT_PLACEMENTS = ("auto", "flash", "ram")
 KERNEL_PREFERENCES = ("auto", "reference")
+# Who runs the deployed nodes (mapping/executor.py): "mcudeploy" = the C code mcudeploy writes
+# (CPU kernels for every node: it writes no NPU code); "vendor-npu" = the vendor's NPU compiler
+# (ST Edge AI on the STM32N6) runs the nodes the NPU takes, from the hand-off generate writes.
+EXECUTORS = ("mcudeploy", "vendor-npu")
 TILING_MODES = ("rows", "patches")
 
 
@@ -113,6 +118,7 @@ class DeploymentOptions:
     time_limit: float = 10.0
     weights: str = "auto"
     force_cpu: tuple[str, ...] = ()
+    executor: str = "mcudeploy"
     kernels: str = "auto"
     tiling_regions: tuple[TilingRegion, ...] = ()
     tiling_auto: bool = False
@@ -177,6 +183,8 @@ OPTION_SPECS: dict[str, OptionSpec] = {spec.field: spec for spec in (
     OptionSpec("time_limit", "schedule", "time_limit", "float"),
     OptionSpec("weights", "weights", "placement", "str", WEIGHT_PLACEMENTS),
     OptionSpec("force_cpu", "mapping", "force_cpu", "strs"),
+    OptionSpec("executor", "mapping", "executor", "str", EXECUTORS,
+               help="who runs the nodes: mcudeploy (its CPU code) or vendor-npu (the vendor's NPU compiler)"),
     OptionSpec("kernels", "kernels", "variant", "str", KERNEL_PREFERENCES),
     OptionSpec("tiling_regions", "tiling", "regions", "regions",
                help="regions run tile by tile: {start, end, tiles = N | [rows, columns]}"),

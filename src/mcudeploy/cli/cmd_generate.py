@@ -17,8 +17,11 @@ import numpy as np
 
 from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
 from ..codegen.output_dir import check_output_folder
-from ..driver import deploy
+from ..codegen.vendor_npu import SCRIPT, check_vendor_target, handoff_files
+from ..driver import deploy, partition_deployment
+from ..errors import UsageError
 from ..estimate.render import latency_lines
+from ..mapping import CPU, NPU
 from ..progress import phase
 from ..reference.float_kernels.quant import quantize
 from ..reference.int_executor import run_int
@@ -88,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     with phase(f"planning {args.model.name}" + (f" on {options.target}" if options.target else "")):
         deployment = deploy(args.model, options, input_shapes=input_shapes_from(args))
     note_deployment(deployment)
+    if deployment.executor == "vendor-npu":
+        return _handoff(args, deployment)
     graph, plan = deployment.graph, deployment.plan
     vectors = None
     if args.test_vectors:
@@ -103,12 +108,39 @@ def run(args: argparse.Namespace) -> int:
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
     console.print(deployment.ledger.verdict())
-    for line in latency_lines(deployment, note_estimate):
-        console.print(line, markup=False)
+    for line in [deployment.executor_line(), *latency_lines(deployment, note_estimate)]:
+        if line:
+            console.print(line, markup=False)
     if args.size_report:
         with phase("size report (cross-compiling with arm-none-eabi-gcc)"):
             core = _core(args, deployment.target)
             from ..validate.size_report import size_report
             report = size_report(args.output, core)
         _print_sizes(report, core)
+    return 0
+
+
+def _handoff(args: argparse.Namespace, deployment) -> int:
+    """``--executor vendor-npu``: the hand-off for ST Edge AI (:mod:`mcudeploy.codegen.vendor_npu`)
+    instead of C kernels for the NPU nodes; each CPU partition as mcudeploy's C project."""
+    given = [flag for flag, value in (("--test-vectors", args.test_vectors), ("--trustzone", args.trustzone),
+                                      ("--size-report", args.size_report)) if value]
+    if given:
+        raise UsageError(f"{', '.join(given)} with --executor vendor-npu: the NPU code is the vendor's; give "
+                         f"{given[0]} with --executor mcudeploy, or check the vendor's project with its tools")
+    check_vendor_target(deployment)
+    deployment.require_fit("no hand-off written")
+    partitions = deployment.partitions()
+    projects = {p.index: generate_files(partition_deployment(deployment, p)) for p in partitions if p.device == CPU}
+    written = write_project(handoff_files(deployment, projects), args.output, force=args.force)
+    note_generation(written)
+    npu = [p for p in partitions if p.device == NPU]
+    console = make_console()
+    console.print(f"{args.output}: {len(written)} files: hand-off for ST Edge AI, {len(npu)} NPU partition(s) "
+                  f"({sum(len(p.nodes) for p in npu)} nodes) as TFLite models, {len(projects)} CPU partition(s) as "
+                  f"mcudeploy C projects; compile them with {args.output / SCRIPT}", markup=False)
+    console.print(deployment.ledger.verdict(), markup=False)
+    for line in [deployment.executor_line(), *latency_lines(deployment, note_estimate)]:
+        if line:
+            console.print(line, markup=False)
     return 0

@@ -132,7 +132,7 @@ def _print(result) -> None:
     console = make_console()
     say = lambda text: console.print(text, markup=False)     # noqa: E731 - names come from files
     say(f"search: {len(result.trials)} trial(s) in {result.seconds:.1f} s, {result.pruned} pruned by the bounds, "
-        f"objective {result.request.objective}")
+        f"objective {result.request.objective}, executor {result.request.options.executor}")
     default = result.default
     if default is not None:
         say(f"defaults (trial 0): {default.status}" + (f", {_figures(default)}" if default.passed else

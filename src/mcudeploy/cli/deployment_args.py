@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import UsageError
-from ..options import SCHEDULES, DeploymentOptions, load_options
+from ..options import EXECUTORS, SCHEDULES, DeploymentOptions, load_options
 from ..units import parse_size
 
 # command-line option -> DeploymentOptions field (and how to read the text)
@@ -29,6 +29,10 @@ def add_deployment_arguments(parser: argparse.ArgumentParser, *, target_required
                             "'search -o'); options given here override it")
     group.add_argument("--memory-pools", metavar="FILE",
                        help="replace the target's memory regions by an ST .mpool / memory-pool JSON file")
+    group.add_argument("--executor", metavar="NAME",
+                       help="who runs the nodes: mcudeploy (its CPU code, the default; on an NPU target every "
+                            "node runs on the CPU) or vendor-npu (the vendor's NPU compiler runs the NPU nodes: "
+                            "NPU estimate, and generate writes the hand-off files)")
     group.add_argument("--cpu", dest="force_cpu", action="append", metavar="NODE",
                        help="force node NODE onto the CPU; repeatable")
     group.add_argument("--sram-limit", metavar="BYTES", help="cap each on-chip region at this size (e.g. 384K)")
@@ -58,7 +62,11 @@ def deployment_options(args: argparse.Namespace) -> DeploymentOptions:
     config = getattr(args, "config", None)
     options = load_options(config) if config is not None else DeploymentOptions()
     given = {}
-    for field in ("target", "memory_pools", "force_cpu", "reserve_regions", "alignment", "io_in_arena",
+    executor = getattr(args, "executor", None)
+    if executor is not None and executor not in EXECUTORS:
+        raise UsageError(f"--executor {executor!r}: unknown executor; use mcudeploy (mcudeploy's CPU code, the "
+                         "default) or vendor-npu (the vendor's NPU compiler)")
+    for field in ("target", "memory_pools", "force_cpu", "executor", "reserve_regions", "alignment", "io_in_arena",
                   "activation_region", "external_activations", "schedule", "reuse", "weights", "kernels"):
         value = getattr(args, field, None)
         if value is not None:

@@ -116,6 +116,10 @@ def _build_files(model: str, runtime_sources: list[str], test_vectors: bool,
 
 
 def _check_deployable(deployment) -> None:
+    if deployment.executor != "mcudeploy":
+        raise UsageError(f"{deployment.name}: executor {deployment.executor}: the NPU nodes are the vendor's code, "
+                         "not C that mcudeploy writes or runs; 'mcudeploy generate --executor vendor-npu' writes "
+                         "the hand-off for it; build, run or validate mcudeploy's code with --executor mcudeploy")
     if deployment.precision != "integer":
         nodes = float_nodes(deployment.graph)
         named = (f": {len(nodes)} node(s) stay float ({', '.join(nodes[:6])}{', ...' if len(nodes) > 6 else ''})"

@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from ..errors import UnsafePathError, UsageError
@@ -197,7 +198,7 @@ def _write_manifest(folder: Path, files: dict[str, str]) -> None:
     _write_file(folder / MANIFEST, text.encode("utf-8"))
 
 
-def _check_folder(folder: Path, files: dict[str, str]) -> None:
+def _check_folder(folder: Path, files: Mapping[str, str | bytes]) -> None:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: exists and is not a folder; choose a folder")
     for relative in files:
@@ -225,7 +226,7 @@ def check_output_folder(folder: Path, *, force: bool = False) -> None:
         _refuse_foreign(folder, our_files(folder))
 
 
-def write_project(files: dict[str, str], folder: Path, *, force: bool = False) -> list[Path]:
+def write_project(files: Mapping[str, str | bytes], folder: Path, *, force: bool = False) -> list[Path]:
     """Write ``files`` under ``folder`` by the rules above; the paths written, sorted."""
     folder = Path(folder)
     _check_folder(folder, files)
@@ -243,7 +244,8 @@ def write_project(files: dict[str, str], folder: Path, *, force: bool = False) -
             (folder / relative).unlink()
             del record[relative]
         for relative in sorted(files):
-            data = files[relative].encode("utf-8")
+            content = files[relative]
+            data = content if isinstance(content, bytes) else content.encode("utf-8")
             _clear_the_way(folder, relative, ours)
             record.pop(relative, None)
             _write_file(folder / relative, data)

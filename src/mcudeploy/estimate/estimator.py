@@ -2,7 +2,9 @@
 
     estimate(deployment, runtime="mcudeploy", core_clock_hz=None, npu_clock_hz=None, overlay=None)
 
-Walks the plan's order: runs of NPU nodes become hardware epochs (:mod:`.npu`), every other
+Walks the plan's order: runs of NPU nodes (of ``deployment.mapping``, the generated code's
+devices for the deployment's executor: none under ``mcudeploy``, mcudeploy's CPU code; the
+record names the executor) become hardware epochs (:mod:`.npu`), every other
 node is a CPU layer on the target's core (:mod:`.cpu`: the runtime profile's instruction
 model, the core's CPI, the wait states of the regions the plan put its operands in). Adds
 the runtime's per-inference overhead (``network_run``'s checks and input / output copies,
@@ -245,4 +247,4 @@ def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None
     overhead_us, overhead_instructions = _overhead(deployment, setting, layers)
     return Estimate(deployment.name, target.name, setting.profile.label or setting.profile.name, setting.core_clock_hz,
                     setting.npu_clock_hz, layers, overhead_us, overhead_instructions,
-                    overlay.source if overlay is not None else None, notes, power)
+                    overlay.source if overlay is not None else None, notes, power, deployment.executor)

@@ -73,6 +73,7 @@ class Estimate:
     overlay: str | None = None
     notes: list[str] = field(default_factory=list)
     power_mw: dict[str, float] = field(default_factory=dict)   # device -> active power
+    executor: str = "mcudeploy"           # who runs the nodes: mcudeploy (its CPU code) | vendor-npu
 
     @property
     def complete(self) -> bool:
@@ -140,7 +141,7 @@ class Estimate:
         return sorted((layer for layer in self.layers if layer.known), key=lambda layer: -layer.time_us)[:count]
 
     def summary(self) -> dict:
-        return {"model": self.model, "target": self.target, "runtime": self.runtime,
+        return {"model": self.model, "target": self.target, "executor": self.executor, "runtime": self.runtime,
                 "core_clock_hz": self.core_clock_hz, "npu_clock_hz": self.npu_clock_hz,
                 "latency_ms": round(self.latency_ms, 6), "complete": self.complete,
                 "unknown_layers": [layer.node for layer in self.layers if not layer.known],

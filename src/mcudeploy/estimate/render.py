@@ -30,7 +30,7 @@ def _clock(hz: float | None) -> str:
 
 def summary_lines(estimate: Estimate) -> list[str]:
     lines = [f"estimated latency: {estimate.latency_ms:.4g} ms ({estimate.model} on {estimate.target}, "
-             f"runtime {estimate.runtime}, core {_clock(estimate.core_clock_hz)}"
+             f"executor {estimate.executor}, runtime {estimate.runtime}, core {_clock(estimate.core_clock_hz)}"
              + (f", NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "") + ")"]
     if not estimate.complete:
         unknown = [layer.node for layer in estimate.layers if not layer.known]
@@ -76,7 +76,7 @@ def latency_line(estimate: Estimate) -> str:
     state = "" if estimate.complete else " (incomplete: some layers unknown)"
     return (f"estimated latency {estimate.latency_ms:.4g} ms at {_clock(estimate.core_clock_hz)}"
             + (f" / NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "")
-            + f" ({estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
+            + f" (executor {estimate.executor}, runtime {estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
 
 
 def latency_lines(deployment, record: Callable[[Estimate], None] | None = None) -> list[str]:

@@ -40,12 +40,14 @@ class LintReport:
 
 def lint_graph(graph: Graph, target: Target, *, force_cpu: Iterable[str] = (),
                rules: Iterable[str] | None = None, source: Graph | None = None,
-               mapping: Mapping | None = None) -> LintReport:
+               mapping: Mapping | None = None, executor: str = "vendor-npu") -> LintReport:
     """Run the lint ``rules`` (all by default) on ``graph`` (as deployed) for ``target``;
-    ``source`` is the model as imported (default: ``graph``), ``mapping`` the deployment's
-    (default: mapped here)."""
+    ``source`` is the model as imported (default: ``graph``), ``mapping`` what the target's
+    NPU could take (default: mapped here), ``executor`` who runs the generated code's nodes
+    (default: the NPU's view; with ``mcudeploy`` the NPU findings are information: they say
+    what ``vendor-npu`` would meet)."""
     mapping = mapping if mapping is not None else map_graph(graph, target, force_cpu)
-    context = LintContext(graph, target, mapping, source)
+    context = LintContext(graph, target, mapping, source, executor=executor)
     names = list(RULES) if rules is None else list(rules)
     unknown = [name for name in names if name not in RULES]
     if unknown:
@@ -63,12 +65,12 @@ def lint_graph(graph: Graph, target: Target, *, force_cpu: Iterable[str] = (),
 
 
 def lint_deployment(deployment, source: Graph, *, rules: Iterable[str] | None = None) -> LintReport:
-    """Lint a :class:`~mcudeploy.deployment.Deployment` (its graph, target and mapping) with
-    ``source``, the model as imported."""
+    """Lint a :class:`~mcudeploy.deployment.Deployment` (its graph, target, the NPU's mapping
+    and its executor) with ``source``, the model as imported."""
     if deployment.target is None or deployment.mapping is None:
         raise UsageError("lint needs a target (--target NAME)")
     return lint_graph(deployment.graph, deployment.target, rules=rules, source=source,
-                      mapping=deployment.mapping)
+                      mapping=deployment.npu_mapping or deployment.mapping, executor=deployment.executor)
 
 
 __all__ = ["Finding", "LintContext", "LintReport", "RULES", "Rule", "SEVERITIES", "lint_deployment",

@@ -2,7 +2,7 @@
 turned into integer ops, Pads folded: what the mapping and the memory plan see), the model
 as imported (``source``: for rules about how the model was designed or exported, such as a
 BatchNormalization that cannot be folded or a Dropout left in), the target, the NPU/CPU
-mapping of the deployed graph, and small graph queries shared by several rules (layout of a
+mapping of the deployed graph (what the NPU could take), the executor, and small graph queries shared by several rules (layout of a
 tensor, node order, producers)."""
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class LintContext:
     source: Graph | None = None
     order: dict[str, int] = field(default_factory=dict)
     source_names: frozenset[str] = frozenset()   # names of the nodes of ``source``
+    executor: str = "vendor-npu"     # who runs the generated code's nodes (mapping/executor.py)
 
     def __post_init__(self) -> None:
         if self.source is None:

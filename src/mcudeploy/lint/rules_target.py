@@ -9,6 +9,7 @@ from typing import Iterator
 
 from ..ir import Node, Value, get_op
 from ..mapping import CPU
+from ..mapping.executor import share_text
 from .context import LintContext
 from .findings import Finding, rule
 
@@ -129,18 +130,39 @@ def npu_fallback(context: LintContext) -> Iterator[Finding]:
     floats = [p for p in on_cpu if _float_only(p)]
     if floats:
         yield _float_summary(floats, context)
+    hypothetical = context.executor == "mcudeploy"     # mcudeploy's CPU code runs every node anyway
     for placement in on_cpu:
         if placement in floats:
             continue
-        severity = "info" if placement.forced or placement.macc == 0 else "warning"
+        severity = "info" if placement.forced or placement.macc == 0 or hypothetical else "warning"
         yield Finding(
             "npu-fallback", severity, placement.node,
             "; ".join(reason.message for reason in placement.reasons),
-            f"{placement.op} runs on the {target.core.name} at {target.core.clock_hz / 1e6:g} MHz "
+            ("with --executor vendor-npu, " if hypothetical else "")
+            + f"{placement.op} runs on the {target.core.name} at {target.core.clock_hz / 1e6:g} MHz "
             f"({placement.macc} MACC) instead of the {target.npu.name}, and its tensors cross "
             "between the NPU and the CPU",
             "remove --cpu for this node" if placement.forced else
             "change the node as the message says, or accept the CPU time")
+
+
+@rule("executor", "who runs the nodes on an NPU target: mcudeploy's CPU code or the vendor's NPU compiler")
+def executor(context: LintContext) -> Iterator[Finding]:
+    target, mapping = context.target, context.mapping
+    if target.npu is None or context.executor != "mcudeploy":
+        return
+    npu = [p for p in mapping.placements if p.device != CPU]
+    if not npu:
+        return
+    share = sum(p.macc for p in npu) / mapping.total_macc if mapping.total_macc else 0.0
+    yield Finding(
+        "executor", "info", None,
+        f"executor mcudeploy: every node runs as mcudeploy's {target.core.name} code; with --executor "
+        f"vendor-npu {len(npu)} of {len(mapping.placements)} nodes ({share_text(share)} of the MACC) would run on the "
+        f"{target.npu.name}",
+        "mcudeploy writes CPU kernels only; the NPU runs code from the vendor's NPU compiler",
+        "keep the CPU code, or estimate and generate with --executor vendor-npu (the hand-off for the "
+        "vendor's compiler); the NPU findings here say what that executor would meet")
 
 
 def _float_summary(floats: list, context: LintContext) -> Finding:

@@ -1,5 +1,9 @@
 """Place every node of a graph on the NPU or the CPU, with the reasons for each CPU node.
 
+This is what the hardware could run: on an NPU target the NPU nodes are those the vendor's NPU
+compiler would take (``executor = "vendor-npu"``). Which device runs each node in the code
+that is generated is :func:`.executor.executed_mapping` of it.
+
 Input: an IR graph, a :class:`~mcudeploy.targets.Target` and optional node names to force
 onto the CPU. Output: a :class:`Mapping` (one :class:`Placement` per node, in graph order)
 with the offload rates:
@@ -42,9 +46,11 @@ class Placement:
 
 @dataclass
 class Mapping:
-    """The device of every node of a graph."""
+    """The device of every node of a graph, and who runs it (``executor``: ``mcudeploy`` for
+    mcudeploy's C code, ``vendor-npu`` for the vendor's NPU compiler; :mod:`.executor`)."""
     target: str
     placements: list[Placement] = field(default_factory=list)
+    executor: str = "mcudeploy"
 
     def placement(self, node_name: str) -> Placement:
         for placement in self.placements:
@@ -95,7 +101,7 @@ def check_force_cpu(graph: Graph, force_cpu: Iterable[str]) -> set[str]:
 def map_graph(graph: Graph, target: Target, force_cpu: Iterable[str] = ()) -> Mapping:
     """Place each node of ``graph`` on ``target``'s NPU or CPU (see the module docstring)."""
     forced = check_force_cpu(graph, force_cpu)
-    mapping = Mapping(target.name)
+    mapping = Mapping(target.name, executor="vendor-npu" if target.npu is not None else "mcudeploy")
     for node in graph.nodes:
         mapping.placements.append(_place(node, target, node.name in forced))
     return mapping

@@ -26,7 +26,14 @@ Rules:
    flash is slow — at least ``SLOW_FLASH_RATIO`` times below the fastest on-chip RAM, as
    external octo/quad-SPI flash is — or when ``weights = "ram"``, and only into the room left
    after the arena; the *hot* ones move first, by saved time per byte. ``weights = "flash"``
-   never copies. A weight tensor is read once per output pixel of its node (the reference
+   never copies. When the vendor's NPU compiler runs the nodes (``executor = "vendor-npu"``,
+   the STM32N6) ``auto`` copies nothing either, slow flash or not: that is the vendor's
+   placement (ST Edge AI keeps the weights in octoFlash and streams them to the NPU), so
+   mcudeploy's plan and the vendor's agree unless the user or the search asks for ``ram``;
+   the reason then says how much on-chip RAM the copy takes, and when nothing is copied, how
+   much copying the hot ones would take. mcudeploy's own CPU code (``executor = "mcudeploy"``)
+   keeps the rule above: its kernels re-read a filter for every output pixel.
+   A weight tensor is read once per output pixel of its node (the reference
    kernels re-read the filter for every pixel), so
 
        traffic(weight) = nbytes x reads,   time(region) = traffic / bandwidth(region)
@@ -214,9 +221,25 @@ def place_regions(graph: Graph, arena_bytes: int, target, options: DeploymentOpt
         free[region.name] -= arena_bytes
         placement.seconds["activations"] = _arena_traffic(graph) / region.speed
     fits = placement.arena_fits
-    allow_copy = fits and options.weights != "flash" and (options.weights == "ram" or _slow_flash(target))
-    _place_weights(graph, target, free, placement, allow_copy)
+    vendor = target.npu is not None and options.executor == "vendor-npu"   # rule 3: the vendor's placement
+    auto_copy = _slow_flash(target) and not vendor
+    allow_copy = fits and options.weights != "flash" and (options.weights == "ram" or auto_copy)
+    cost = _copy_cost(graph, target, dict(free), placement) if fits and options.weights == "auto" \
+        and _slow_flash(target) and not auto_copy else ""
+    _place_weights(graph, target, free, placement, allow_copy, vendor)
+    if cost:
+        placement.reasons["weights"] += "; " + cost
     return placement
+
+
+def _copy_cost(graph: Graph, target, free: dict[str, int], placement: RegionPlacement) -> str:
+    """Rule 3 on an NPU target: what copying the hot weights (``weights = "ram"``) would cost."""
+    trial = RegionPlacement(placement.arena_region, True, placement.home_region, {}, {}, {})
+    _place_weights(graph, target, free, trial, True)
+    flash = max((r for r in target.regions if r.kind == "flash"), key=lambda r: r.size)
+    where = _copied_bytes(graph, trial, flash.name)
+    return (f"kept there as the NPU vendor places them; --weights-to-ram would copy the hot ones "
+            f"into on-chip RAM ({where})") if where else ""
 
 
 def _banks(target, options: DeploymentOptions, free: dict[str, int]) -> list[Bank]:
@@ -287,6 +310,16 @@ def _slow_flash(target) -> bool:
     return max(r.speed for r in ram) >= SLOW_FLASH_RATIO * home.speed
 
 
+def _copied_bytes(graph: Graph, placement: RegionPlacement, home: str | None) -> str:
+    """``"78064 bytes of npuRAM3"``: the on-chip RAM the copied weights take, per region."""
+    per_region: dict[str, int] = {}
+    for value in graph.constants():
+        region = placement.weights.get(value.name)
+        if region is not None and region != home:
+            per_region[region] = per_region.get(region, 0) + value.nbytes
+    return ", ".join(f"{size} bytes of {region}" for region, size in sorted(per_region.items()))
+
+
 def _arena_traffic(graph: Graph) -> int:
     """Bytes read and written in the arena: every node's activation inputs and outputs once."""
     return sum(v.nbytes for node in graph.nodes for v in [*node.inputs, *node.outputs]
@@ -304,7 +337,7 @@ def _weight_reads(graph: Graph) -> list[tuple[Value, int]]:
 
 
 def _place_weights(graph: Graph, target, free: dict[str, int], placement: RegionPlacement,
-                   allow_on_chip: bool) -> None:
+                   allow_on_chip: bool, vendor: bool = False) -> None:
     flash = sorted((r for r in target.regions if r.kind == "flash"), key=lambda r: -r.size)
     on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and r.holds_data
                       and allow_on_chip and free[r.name] > 0), key=lambda r: -r.speed)
@@ -326,5 +359,8 @@ def _place_weights(graph: Graph, target, free: dict[str, int], placement: Region
         placement.reasons["weights"] = (f"{copied} hot weight tensor(s) copied to on-chip RAM "
                                         + ("(weights = ram)" if home is None or not _slow_flash(target)
                                            else f"({home.name} is >= {SLOW_FLASH_RATIO:g}x slower than on-chip RAM)"))
+        if vendor:                      # rule 3: say what leaving the vendor's placement costs
+            placement.reasons["weights"] = f"{copied} hot weight tensor(s) copied to on-chip RAM (weights = ram): " + \
+                _copied_bytes(graph, placement, home.name if home is not None else None)
     elif home is not None:
         placement.reasons["weights"] = f"stored in {home.name} ({home.speed / 1e6:g} MB/s)"

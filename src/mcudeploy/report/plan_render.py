@@ -53,6 +53,8 @@ def plan_figures(deployment) -> list[str]:
         lines += [f"{item}: {reason}" for item, reason in plan.placement.reasons.items()]
     counts = deployment.kernels.counts()
     lines.append("kernels: " + ", ".join(f"{count} {name}" for name, count in sorted(counts.items())))
+    if deployment.npu_mapping is not None:      # NPU targets: who runs the nodes, and the alternative
+        lines.append(deployment.executor_line())
     lines += [f"note: {warning}" for warning in deployment.warnings]
     lines.append(deployment.ledger.verdict())
     return lines

@@ -107,7 +107,7 @@ class SearchResult:
         latency = "unknown" if metrics.latency_us is None else f"{metrics.latency_us / 1000:.3f} ms"
         header = (f"found by: mcudeploy search {self.model} --target {self.target} --objective "
                   f"{self.request.objective} (trial {self.best.index} of {len(self.trials)})\n"
-                  f"estimated latency {latency}; on-chip RAM {metrics.on_chip_bytes} bytes; "
+                  f"estimated latency {latency} (executor {self.request.options.executor}); on-chip RAM {metrics.on_chip_bytes} bytes; "
                   f"external RAM {metrics.external_bytes} bytes; flash {metrics.flash_bytes} bytes")
         if self.critical is not None and self.critical.found:
             header += f"\ncritical sram_limit {self.critical.passing} bytes (one byte less does not fit)"
@@ -118,7 +118,8 @@ class SearchResult:
         if self.critical is not None:
             critical = {"passing": self.critical.passing, "failing": self.critical.failing,
                         "trials": [t.index for t in self.critical.trials]}
-        return {"model": self.model, "target": self.target, "objective": self.request.objective,
+        return {"model": self.model, "target": self.target, "executor": self.request.options.executor,
+                "objective": self.request.objective,
                 "backend": self.request.backend, "seed": self.request.seed, "jobs": self.request.jobs,
                 "budget": self.request.budget, "seconds": round(self.seconds, 3),
                 "constraints": self.request.constraints.to_dict(),

@@ -58,7 +58,7 @@ from ..options import KERNEL_PREFERENCES, OPTION_SPECS, SCHEDULES, WEIGHT_PLACEM
 
 BOOLS = (True, False)
 ALIGNMENTS = (4, 8, 16, 32)
-CONSTRAINT_FIELDS = frozenset({"target", "memory_pools", "sram_limit", "reserve", "reserve_regions",
+CONSTRAINT_FIELDS = frozenset({"target", "executor", "memory_pools", "sram_limit", "reserve", "reserve_regions",
                                "stack", "time_limit", "tiling_regions", "tiling_limit",
                                "tiling_mode", "split_points", "split_limit",
                                "external_region"})
