@@ -4,6 +4,7 @@
     compute      = (instructions - call part) x factor(core, class) x cpi(core, class)
     overhead     = (call part + runtime's per-layer instructions) x factor x cpi
     memory       = sum over operand streams of wait_cycles(stream, region)     (:mod:`.memory`)
+                   + flash weight bytes x flash_cycles_per_weight_byte  (calibrated, :mod:`.latency_fit`)
     cycles       = (compute + overhead) x scale(runtime label) x scale(kernel class) + memory
     time_us      = cycles / f_core x 1e6
 
@@ -64,6 +65,7 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     traffic = "blocked" if variant_block else setting.profile.traffic
     accesses = accesses_of(node, family, features, setting.plan, traffic, block, context)
     cost.instructions = instructions + setting.profile.per_layer_instructions
+    cost.inner_share = min(1.0, fit.inner_instructions(features) / cost.instructions) if cost.instructions > 0 else 0.0
     scale = setting.scale * setting.profile.kernel_scale(kernel)
     cost.compute_cycles = max(0.0, instructions - fit.coefficients.get("calls", 0.0)) * per_instruction * scale
     cost.overhead_cycles = call_part * per_instruction * scale
@@ -71,7 +73,10 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     cost.bytes_read, cost.bytes_written = _byte_counts(accesses)
     if problems:
         return _unknown(cost, "; ".join(problems))
-    cost.memory_cycles = memory
+    cost.flash_weight_bytes = flash_weight_bytes(node, setting)
+    # the flash's wait is a time: at another core clock its cycles scale as the memory model's do
+    cost.memory_cycles = memory + (cost.flash_weight_bytes * setting.flash_cycles_per_byte
+                                   * setting.core_clock_hz / setting.target_clock_hz)
     cost.cycles = cost.compute_cycles + cost.overhead_cycles + cost.memory_cycles
     cost.time_us = cost.cycles / setting.core_clock_hz * 1e6
     cost.bound = bound_of(cost.compute_cycles, cost.memory_cycles, cost.overhead_cycles)
@@ -79,6 +84,18 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     cost.notes.append(f"{code_class} code, {fit.variant} fit on {fit.build} ({fit.samples} samples, "
                       f"max error {fit.max_relative_error:.1%})")
     return cost
+
+
+def flash_weight_bytes(node: Node, setting) -> int:
+    """Bytes of the node's constant operands (weights, biases) that the plan left in a flash region:
+    the calibrated streaming cost (``flash_cycles_per_weight_byte``, :mod:`.latency_fit`) applies to them."""
+    total = 0
+    for value in node.inputs:
+        if value is not None and value.is_constant:
+            region = setting.regions.get(setting.region_of(value))
+            if region is not None and region.kind == "flash":
+                total += value.nbytes
+    return total
 
 
 def _memory_cycles(accesses, setting, compute: float) -> tuple[float, list[str], tuple]:

@@ -9,8 +9,12 @@ the runtime's per-inference overhead (``network_run``'s checks and input / outpu
 measured; an NPU run's software control, ``[npu] run_overhead_us``). Nodes the plan made no-ops
 (a concatenation written in place) cost nothing.
 
-``runtime``: a profile of ``data/runtimes.toml`` or a runtime label of ``overlay`` (a
-calibrated profile). ``core_clock_hz`` / ``npu_clock_hz`` replace the target's clocks (boards
+``runtime``: a profile of ``data/runtimes.toml`` or a runtime label of the overlay (a
+calibrated profile: a library version such as ``x-cube-ai 10.2``). The overlay is the shipped
+defaults (``data/calibration.toml``: constants fitted on every public board measurement,
+:mod:`.latency_fit`) with the user's ``overlay`` laid over them; ``defaults=False`` leaves the
+shipped defaults out (the Arm-derived priors a calibration fits against). The estimate carries
+the label's cross-validated error (``Estimate.expected_error``). ``core_clock_hz`` / ``npu_clock_hz`` replace the target's clocks (boards
 often run below the maximum): cycles stay, wait states of slow memories scale with the clock.
 
 Bad input is an error, never a silent zero: no target, a non-positive clock, NPU nodes on a
@@ -32,7 +36,7 @@ from .instructions import overhead as measured_overhead
 from .kernel_loops import requant_context
 from .kernel_map import is_depthwise
 from .npu import group_epochs, missing_npu_figures, npu_epoch_cost
-from .overlay import Overlay, load_overlay
+from .overlay import Overlay, check_core, load_overlay, shipped_overlay
 from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile
 from .records import Estimate, LayerCost
 
@@ -55,6 +59,7 @@ class Setting:
     npu_clock_hz: float | None
     regions: dict[str, MemoryRegion] = field(default_factory=dict)
     epoch_controller: bool = True
+    flash_cycles_per_byte: float = 0.0    # calibrated weight-streaming cost (0 uncalibrated)
 
     @property
     def scale(self) -> float:
@@ -134,7 +139,40 @@ def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay:
     variants = {name: choice.variant for name, choice in deployment.kernels.choices.items()}
     return Setting(target, deployment.plan, variants, model, _resolve_runtime(runtime, overlay),
                    core_clock_hz or target.core.clock_hz, target.core.clock_hz, npu_clock,
-                   {r.name: r for r in target.regions}, bool(target.npu and target.npu.epoch_controller))
+                   {r.name: r for r in target.regions}, bool(target.npu and target.npu.epoch_controller),
+                   overlay.flash_cycles_per_byte if overlay is not None else 0.0)
+
+
+def _overlay_for(deployment, overlay: Overlay | str | Path | None, defaults: bool) -> Overlay | None:
+    """The user's overlay laid over the shipped defaults (``defaults=False``: the user's alone, or
+    none: the Arm-derived priors, which is what a calibration fits against)."""
+    if overlay is not None and not isinstance(overlay, Overlay):
+        overlay = load_overlay(overlay)
+    if overlay is not None:
+        target = deployment.target
+        check_core(overlay, core_model(target.core, target.source).family, target.name)
+    shipped = shipped_overlay() if defaults else None
+    if shipped is None:
+        return overlay
+    return shipped if overlay is None else overlay.merged_over(shipped)
+
+
+def expected_error(overlay: Overlay | None, setting: Setting) -> str:
+    """The cross-validated error of the label the estimate used, in words ("" uncalibrated)."""
+    if overlay is None:
+        return "uncalibrated (Arm-derived CPI, no board measurement applied)"
+    label = setting.profile.label or setting.profile.name
+    errors = overlay.errors.get(label)
+    if errors is None:
+        generic = overlay.errors.get("*")
+        if generic is None:
+            return f"not cross-validated for runtime {label}"
+        return (f"runtime {label} was measured on no board: the core CPI is calibrated, the libraries' "
+                f"cross-validated median is +-{generic['leave_one_board_out']:.0%} leave-one-board-out, "
+                f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out")
+    return (f"+-{errors['leave_one_board_out']:.0%} median (worst {errors.get('leave_one_board_out_worst', 0):.0%}) "
+            f"leave-one-board-out, +-{errors['leave_one_model_out']:.0%} median (worst "
+            f"{errors.get('leave_one_model_out_worst', 0):.0%}) leave-one-model-out, runtime {label}")
 
 
 def kernel_context(deployment, node) -> dict:
@@ -222,11 +260,11 @@ def _overhead(deployment, setting: Setting, layers: list[LayerCost]) -> tuple[fl
 
 
 def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None = None,
-             npu_clock_hz: float | None = None, overlay: Overlay | str | Path | None = None) -> Estimate:
+             npu_clock_hz: float | None = None, overlay: Overlay | str | Path | None = None,
+             defaults: bool = True) -> Estimate:
     """The latency, traffic and bandwidth estimate of ``deployment`` (module docstring)."""
     _check(deployment, core_clock_hz, npu_clock_hz)
-    if overlay is not None and not isinstance(overlay, Overlay):
-        overlay = load_overlay(overlay)
+    overlay = _overlay_for(deployment, overlay, defaults)
     if _uses_npu(deployment):
         missing = missing_npu_figures(deployment.target.npu)
         if missing:
@@ -245,4 +283,6 @@ def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None
     overhead_us, overhead_instructions = _overhead(deployment, setting, layers)
     return Estimate(deployment.name, target.name, setting.profile.label or setting.profile.name, setting.core_clock_hz,
                     setting.npu_clock_hz, layers, overhead_us, overhead_instructions,
-                    overlay.source if overlay is not None else None, notes, power)
+                    overlay.source if overlay is not None else None, notes, power,
+                    expected_error(overlay, setting) if not _uses_npu(deployment) else
+                    "NPU epochs: see benchmarks/results/estimate.md section 3 (STM32N6 single layers)")

@@ -17,12 +17,15 @@ until ``tools/fit_instruction_model.py`` measures it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..package_data import package_folder
 
 MODEL_FILE = "instruction_model.json"
+# features of the multiply-accumulate loops (macs, macs_v16, b124_iters, dw8_window, b1416_blocks ...)
+INNER_FEATURE = re.compile(r"macs|_iters$|_window$|_groups$|_blocks$|^elements$")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,13 @@ class KernelFit:
 
     def instructions(self, features: dict[str, float]) -> float:
         return sum(coefficient * features.get(name, 0.0) for name, coefficient in self.coefficients.items())
+
+    def inner_instructions(self, features: dict[str, float]) -> float:
+        """The part of :meth:`instructions` spent in the multiply-accumulate loops (features
+        that count MACs, inner-loop iterations, windows or channel groups: :data:`INNER_FEATURE`);
+        the rest is the per-pixel, per-row, per-output and per-call work around them."""
+        return sum(coefficient * features.get(name, 0.0) for name, coefficient in self.coefficients.items()
+                   if INNER_FEATURE.search(name))
 
 
 @lru_cache(maxsize=1)
@@ -72,8 +82,14 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
         candidates.append((runtime, runtime_variant, proxy, f"kernel {kernel} not measured: counted with "
                            f"the {proxy} fit (the loop nest it shares)"))
     if runtime == "cmsis-nn":
-        candidates.append(("mcudeploy", "reference", _reference_kernel(base),
+        reference = _reference_kernel(base)
+        candidates.append(("mcudeploy", "reference", reference,
                            "no CMSIS-NN kernel: TFLite Micro's reference kernel, counted as mcudeploy's reference"))
+        reference_proxy = _unmeasured_proxy(reference)
+        if reference_proxy is not None:
+            candidates.append(("mcudeploy", "reference", reference_proxy,
+                               f"no CMSIS-NN kernel: TFLite Micro's reference {reference}, not measured: counted "
+                               f"with mcudeploy's reference {reference_proxy} fit (the loop nest it shares)"))
     for other_runtime, other_variant, other_kernel, note in candidates:
         fit = _fit(other_runtime, build, other_variant, other_kernel)
         if fit is not None:

@@ -30,10 +30,12 @@ def summary_lines(estimate: Estimate) -> list[str]:
     lines = [f"estimated latency: {estimate.latency_ms:.4g} ms ({estimate.model} on {estimate.target}, "
              f"runtime {estimate.runtime}, core {_clock(estimate.core_clock_hz)}"
              + (f", NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "") + ")"]
+    if estimate.expected_error:
+        lines.append(f"expected error: {estimate.expected_error}")
     if not estimate.complete:
-        unknown = [layer.node for layer in estimate.layers if not layer.known]
-        lines.append(f"INCOMPLETE: {len(unknown)} layer(s) unknown, not counted: {', '.join(unknown[:8])}"
-                     + (" ..." if len(unknown) > 8 else ""))
+        unknown = [f"{layer.node} ({layer.op})" for layer in estimate.layers if not layer.known]
+        lines.append(f"INCOMPLETE: {len(unknown)} layer(s) not costed, not counted: {', '.join(unknown[:8])}"
+                     + (f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""))
     for failure in estimate.failures:
         lines.append(f"PREDICTED TO FAIL: {failure}")
     shares = ", ".join(f"{device} {share:.0%}" for device, share in estimate.device_share().items())
