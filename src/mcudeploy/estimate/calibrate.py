@@ -9,7 +9,8 @@ absolute, relative to the CSV's folder or to ``models_root``), ``latency_ms``, t
 ``stm32l4r5``) or ``board``; the clock as ``cpu_mhz`` (or ``clock_mhz``); ``framework`` (the
 runtime label; ``label`` overrides it); optional ``runtime`` (the profile; default
 ``mcudeploy`` for a framework named mcudeploy, else ``cmsis-nn``). A board that is no built-in
-target needs a ``core`` column (``Cortex-M33``) and a clock: it is estimated on the memories of
+target needs a ``core`` column (``Cortex-M33``; for an STM32 part number in ``soc`` the core of
+its series, :data:`STM32_SERIES_CORES`) and a clock: it is estimated on the memories of
 the first built-in target with that core (:data:`PROXY_TARGETS`), at its own clock, and the
 fitted constants are those of its core family.
 
@@ -48,6 +49,22 @@ MINIMUM_ROWS = 2
 PROXY_TARGETS = {"cortex-m0plus": "stm32g0b1", "cortex-m3": "stm32f103", "cortex-m4": "stm32l4r5",
                  "cortex-m33": "stm32u575", "cortex-m7": "stm32f746", "cortex-m55": "stm32n6"}
 Row = Measurement      # the name the benchmark and older callers use
+# the core of each STM32 series (ST's product-line pages), for a part number no built-in target has
+STM32_SERIES_CORES = {"c0": "Cortex-M0+", "g0": "Cortex-M0+", "l0": "Cortex-M0+", "u0": "Cortex-M0+",
+                      "f0": "Cortex-M0", "f1": "Cortex-M3", "f2": "Cortex-M3", "l1": "Cortex-M3",
+                      "f3": "Cortex-M4", "f4": "Cortex-M4", "g4": "Cortex-M4", "l4": "Cortex-M4", "wb": "Cortex-M4",
+                      "wl": "Cortex-M4", "f7": "Cortex-M7", "h7": "Cortex-M7", "l5": "Cortex-M33", "u3": "Cortex-M33",
+                      "u5": "Cortex-M33", "h5": "Cortex-M33", "wba": "Cortex-M33", "n6": "Cortex-M55"}
+
+
+def series_core(part: str) -> str:
+    """The core of an STM32 part number (``STM32U3C5ZIT6``, ``U3C5ZIT6`` -> Cortex-M33), "" if unknown."""
+    text = part.strip().lower().removeprefix("stm32")
+    for length in (3, 2):
+        core = STM32_SERIES_CORES.get(text[:length])
+        if core:
+            return core
+    return ""
 
 
 @dataclass
@@ -109,7 +126,7 @@ def _board(record: dict, line: int, clock_hz: float, problems: list[str]) -> tup
     target = target_for(board) if board else None
     if target is not None:
         return target, target, ""
-    core_name = (record.get("core") or "").strip()
+    core_name = (record.get("core") or "").strip() or (series_core(board) if record.get("soc") else "")
     if not core_name or not clock_hz:
         problems.append(f"line {line}: board {board!r} is no built-in target; give its core and clock "
                         "(columns core, e.g. Cortex-M33, and cpu_mhz) or a target file in a 'target' column")
@@ -130,10 +147,31 @@ def _family(core_name: str) -> str | None:
         return None
 
 
+SHORT_NAMES = {"bosch hardware-aware lowering engine (hale) version": "bosch hale",
+               "plumerai inference engine": "plumerai"}
+
+
+def label_of(record: dict) -> str:
+    """The runtime label of a CSV row: its framework and version (:func:`.overlay.normal_label`,
+    long names shortened), with two refinements where the framework hides two code paths:
+    microTVM with CMSIS-NN kernels (``CMSIS`` in the ``system`` name) or TVM's own, and builds
+    tuned for speed (``max_performance`` in the system name)."""
+    framework, system = record.get("framework") or "unlabelled", (record.get("system") or "").upper()
+    label = normal_label(framework)
+    for long, short in SHORT_NAMES.items():
+        label = label.replace(long, short)
+    if label == "microtvm":
+        label = "microtvm cmsis-nn" if "CMSIS" in system else "microtvm native"
+    if "MAX_PERFORMANCE" in system:      # "bosch hale 1.0.175" -> "bosch hale max-performance 1.0.175"
+        name, _, version = label.rpartition(" ")
+        label = f"{name} max-performance {version}"
+    return label
+
+
 def _row(record: dict, line: int, source: str, folder: Path, models_root: Path | None,
          problems: list[str]) -> Measurement | None:
     model = _resolve_model(record.get("model", ""), folder, models_root)
-    label = normal_label(record.get("label") or record.get("framework") or "unlabelled")
+    label = normal_label(record["label"]) if record.get("label") else label_of(record)
     default = "mcudeploy" if label.startswith("mcudeploy") else "cmsis-nn"   # our own code, else the library class
     profile = (record.get("runtime") or default).strip()
     latency = _latency(record.get("latency_ms"), line, source)
