@@ -25,7 +25,6 @@ from mcudeploy.ir import DType, verify
 from mcudeploy.options import DeploymentOptions
 
 PUBLISHED = SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv"
-EXTRA = Path(__file__).resolve().parents[1] / "tools" / "data" / "published_latency_extra.csv"
 GOAL = 0.15
 
 
@@ -37,8 +36,6 @@ def deployment_of(model: Path, target: str):
 @pytest.fixture(scope="module")
 def public_rows():
     rows = published_rows(PUBLISHED, SHARED / "models")
-    if EXTRA.is_file():
-        rows += published_rows(EXTRA, SHARED / "models")
     measure_rows(rows, deployment_of)
     return rows
 

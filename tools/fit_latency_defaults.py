@@ -2,8 +2,8 @@
 
     python tools/fit_latency_defaults.py [--csv FILE ...] [--check]
 
-Reads the published latencies (default: ``../shared/data/published_latency/mlperf_tiny_stm32.csv``
-and ``tools/data/published_latency_extra.csv``, each row with its source), estimates every row
+Reads the published latencies (default: ``../shared/data/published_latency/mlperf_tiny_stm32.csv``,
+each row with its source; ``--csv`` adds files of the same columns, each row citing its source URL), estimates every row
 with the Arm-derived priors (:func:`mcudeploy.estimate.calibrate.measure_rows`), fits the
 regularised board-latency model on all of them (:mod:`mcudeploy.estimate.latency_fit`),
 cross-validates it leave-one-board-out and leave-one-model-out
@@ -28,8 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-DEFAULT_CSVS = [SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv",
-                REPO / "tools" / "data" / "published_latency_extra.csv"]
+DEFAULT_CSVS = [SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv"]
 OUTPUT = REPO / "src" / "mcudeploy" / "estimate" / "data" / "calibration.toml"
 
 log = logging.getLogger("fit_latency_defaults")

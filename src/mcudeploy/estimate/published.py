@@ -5,7 +5,8 @@
 Input: a CSV of published latencies in the columns of
 ``published_latency/mlperf_tiny_stm32.csv`` (``system``, ``soc``, ``cpu_mhz``, ``framework``,
 ``model``, ``latency_ms``; optional ``core`` for a board that is no built-in target, and
-``source``). Every row is kept; a board that is no built-in target runs on the memories of a
+``source``). Every row is kept but those of a runtime that does not run on the CPU
+(:data:`NOT_CPU`, with the reason); a board that is no built-in target runs on the memories of a
 target of its core (the ``core`` column, else its STM32 series: ``calibrate.STM32_SERIES_CORES``). The runtime label is the framework and its version
 (:func:`.overlay.normal_label`), with two refinements where the framework column hides two
 different code paths: microTVM with CMSIS-NN kernels (``CMSIS`` in the system name) or with
@@ -23,6 +24,11 @@ from .calibrate import PROXY_TARGETS, _family, label_of, series_core, target_for
 from .latency_fit import Measurement
 
 log = logging.getLogger(__name__)
+# runtime labels whose rows a CPU cost model cannot hold, and why (left out of the fit, logged)
+NOT_CPU = {"stedge-ai internal version": (
+    "STM32U3C5 rows: ResNet-8 in 50 ms at 96 MHz is 2.6 MACs per cycle, above the 2 per cycle a "
+    "Cortex-M33's SMLAD peaks at without a single load; the U3C5's HSP accelerator runs them (ST Edge "
+    "AI --hsp, https://shequ.stmicroelectronics.cn/thread-870984-1-1.html)")}
 
 
 def _board(record: dict) -> tuple[str, str, str] | None:
@@ -41,6 +47,10 @@ def published_rows(csv_path: Path, models_root: Path) -> list[Measurement]:
     rows = []
     with open(csv_path, newline="", encoding="utf-8") as handle:
         for line, record in enumerate(csv.DictReader(handle), start=2):
+            label = label_of(record)
+            if label in NOT_CPU:
+                log.info("%s line %d: left out: %s", csv_path.name, line, NOT_CPU[label])
+                continue
             board = _board(record)
             model = models_root / record["model"]
             if board is None or not model.is_file():
@@ -48,5 +58,5 @@ def published_rows(csv_path: Path, models_root: Path) -> list[Measurement]:
                          "missing)", csv_path.name, line, record.get("soc"))
                 continue
             rows.append(Measurement(line, model, board[0], board[1], float(record["cpu_mhz"]) * 1e6,
-                                    label_of(record), "cmsis-nn", float(record["latency_ms"]), family=board[2]))
+                                    label, "cmsis-nn", float(record["latency_ms"]), family=board[2]))
     return rows
