@@ -157,22 +157,24 @@ def _overlay_for(deployment, overlay: Overlay | str | Path | None, defaults: boo
     return shipped if overlay is None else overlay.merged_over(shipped)
 
 
-def expected_error(overlay: Overlay | None, setting: Setting) -> str:
-    """The cross-validated error of the label the estimate used, in words ("" uncalibrated)."""
+def expected_error(overlay: Overlay | None, setting: Setting) -> tuple[str, float | None]:
+    """The cross-validated error of the label the estimate used, in words, and its
+    leave-one-board-out median (None uncalibrated or not cross-validated)."""
     if overlay is None:
-        return "uncalibrated (Arm-derived CPI, no board measurement applied)"
+        return "uncalibrated (Arm-derived CPI, no board measurement applied)", None
     label = setting.profile.label or setting.profile.name
     errors = overlay.errors.get(label)
     if errors is None:
         generic = overlay.errors.get("*")
         if generic is None:
-            return f"not cross-validated for runtime {label}"
+            return f"not cross-validated for runtime {label}", None
         return (f"runtime {label} was measured on no board: the core CPI is calibrated, the libraries' "
                 f"cross-validated median is +-{generic['leave_one_board_out']:.0%} leave-one-board-out, "
-                f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out")
+                f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out"), generic["leave_one_board_out"]
     return (f"+-{errors['leave_one_board_out']:.0%} median (worst {errors.get('leave_one_board_out_worst', 0):.0%}) "
             f"leave-one-board-out, +-{errors['leave_one_model_out']:.0%} median (worst "
-            f"{errors.get('leave_one_model_out_worst', 0):.0%}) leave-one-model-out, runtime {label}")
+            f"{errors.get('leave_one_model_out_worst', 0):.0%}) leave-one-model-out, runtime {label}"), \
+        errors["leave_one_board_out"]
 
 
 def kernel_context(deployment, node) -> dict:
@@ -281,8 +283,8 @@ def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None
         notes.append(f"precision {deployment.precision}: mcudeploy generates code for full-integer models only; "
                      "the figures are those of the int8 kernels")
     overhead_us, overhead_instructions = _overhead(deployment, setting, layers)
+    band, median = expected_error(overlay, setting) if not _uses_npu(deployment) else \
+        ("NPU epochs: see benchmarks/results/estimate.md section 3 (STM32N6 single layers)", None)
     return Estimate(deployment.name, target.name, setting.profile.label or setting.profile.name, setting.core_clock_hz,
                     setting.npu_clock_hz, layers, overhead_us, overhead_instructions,
-                    overlay.source if overlay is not None else None, notes, power,
-                    expected_error(overlay, setting) if not _uses_npu(deployment) else
-                    "NPU epochs: see benchmarks/results/estimate.md section 3 (STM32N6 single layers)")
+                    overlay.source if overlay is not None else None, notes, power, band, median)

@@ -76,6 +76,7 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
     power_mw: dict[str, float] = field(default_factory=dict)   # device -> active power
     expected_error: str = ""              # the runtime profile's cross-validated error, in words
+    expected_error_median: float | None = None   # its leave-one-board-out median |error|
 
     @property
     def complete(self) -> bool:
@@ -156,7 +157,8 @@ class Estimate:
                 "peak_bandwidth_bytes_per_s": {r: round(v) for r, v in self.peak_bandwidth().items()},
                 "device_share": {d: round(v, 4) for d, v in self.device_share().items()},
                 "energy_uj": None if self.energy_uj is None else round(self.energy_uj, 3),
-                "overlay": self.overlay, "expected_error": self.expected_error, "notes": list(self.notes)}
+                "overlay": self.overlay, "expected_error": self.expected_error,
+                "expected_error_median": self.expected_error_median, "notes": list(self.notes)}
 
     def to_json(self) -> dict:
         return {**self.summary(), "layers": [asdict(layer) for layer in self.layers]}

@@ -27,7 +27,8 @@ def _clock(hz: float | None) -> str:
 
 
 def summary_lines(estimate: Estimate) -> list[str]:
-    lines = [f"estimated latency: {estimate.latency_ms:.4g} ms ({estimate.model} on {estimate.target}, "
+    band = f" +-{estimate.expected_error_median:.0%}" if estimate.expected_error_median is not None else ""
+    lines = [f"estimated latency: {estimate.latency_ms:.4g} ms{band} ({estimate.model} on {estimate.target}, "
              f"runtime {estimate.runtime}, core {_clock(estimate.core_clock_hz)}"
              + (f", NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "") + ")"]
     if estimate.expected_error:
@@ -73,8 +74,11 @@ def latency_line(estimate: Estimate) -> str:
     """``estimated latency 1.95 s at 120 MHz (mcudeploy kernels; slowest: conv ...)``."""
     top = estimate.top_layers(1)
     slowest = f"; slowest layer {top[0].node} ({top[0].bound}-bound, {top[0].time_us / 1000:.3g} ms)" if top else ""
-    state = "" if estimate.complete else " (incomplete: some layers unknown)"
-    return (f"estimated latency {estimate.latency_ms:.4g} ms at {_clock(estimate.core_clock_hz)}"
+    unknown = [f"{layer.node} ({layer.op})" for layer in estimate.layers if not layer.known]
+    state = "" if not unknown else (f" (incomplete: {len(unknown)} layer(s) not costed: {', '.join(unknown[:3])}"
+                                    + (" ..." if len(unknown) > 3 else "") + ")")
+    band = f" +-{estimate.expected_error_median:.0%}" if estimate.expected_error_median is not None else ""
+    return (f"estimated latency {estimate.latency_ms:.4g} ms{band} at {_clock(estimate.core_clock_hz)}"
             + (f" / NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "")
             + f" ({estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
 
