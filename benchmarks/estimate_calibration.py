@@ -25,7 +25,7 @@ from mcudeploy.estimate.latency_fit import FittedModel, fit
 from mcudeploy.estimate.profiles import core_models
 from mcudeploy.estimate.published import published_rows
 from mcudeploy.options import DeploymentOptions
-from paths import SHARED, SHARED_MODELS
+from paths import REPO, SHARED, SHARED_MODELS
 
 CSVS = [SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv"]
 H743_CLOCK = 280e6
@@ -72,7 +72,7 @@ def run_calibration(deployment_of) -> dict:
                          "boards": sorted({r.board for r in rows if r.family == family}),
                          "sources": list(prior.sources)}
     per_label = {grouping: label_errors(predictions) for grouping, predictions in folds.items()}
-    return {"rows": len(rows), "boards": sorted({r.board for r in rows}), "models": sorted({r.model.stem for r in rows}),
+    return {"run": run_facts(), "rows": len(rows), "boards": sorted({r.board for r in rows}), "models": sorted({r.model.stem for r in rows}),
             "summary": {grouping: summary(predictions) for grouping, predictions in folds.items()},
             "uncalibrated_median_abs_error": statistics.median(abs(uncalibrated.predict(r) / r.measured_ms - 1)
                                                                for r in rows),
@@ -83,6 +83,19 @@ def run_calibration(deployment_of) -> dict:
                        for label, scale in sorted(model.labels.items())},
             "predictions": {grouping: _prediction_rows(predictions) for grouping, predictions in folds.items()},
             "h743": run_h743(rows)}
+
+
+def run_facts() -> dict:
+    """Command, versions, commit and machine load of this run (the results file records them)."""
+    import os
+    import platform
+    import subprocess
+
+    import numpy
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    return {"command": "python benchmarks/estimate_bench.py --sections calibration n6 cliffs timing",
+            "python": platform.python_version(), "numpy": numpy.__version__, "git_commit": commit,
+            "load_average_1min": os.getloadavg()[0], "cpus": os.cpu_count()}
 
 
 def run_h743(rows) -> list[dict]:
@@ -118,6 +131,8 @@ def calibration_markdown(result: dict) -> list[str]:
              "`src/mcudeploy/estimate/latency_fit.py`). Cross-validation refits that model with the rows of one "
              "board (or one model) left out and predicts them; the test `tests/test_estimate_defaults.py` "
              "recomputes it from the data and fails above 15 %.", "",
+             "Run: `{command}` (git {git_commit}, Python {python}, numpy {numpy}; load average {load_average_1min:.1f} "
+             "on {cpus} CPUs: the figures are model outputs, not timings).".format(**result["run"]), "",
              "| | rows | median abs error | worst | worst row |", "|---|---|---|---|---|"]
     for name, fold in (("leave-one-board-out", board), ("leave-one-model-out", model)):
         for which, text in (("seen", "library measured by the training folds"), ("all", "every row")):

@@ -108,6 +108,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the shipped file, write nothing")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("mcudeploy").setLevel(logging.ERROR)      # the models' dynamic-batch notes
     csvs = args.csv or DEFAULT_CSVS
     rows = public_rows(csvs)
     overlay, _, totals, lines = fitted_overlay(rows, "shipped defaults")

@@ -52,8 +52,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_deployment_arguments(parser)
     group = parser.add_argument_group("estimate")
     group.add_argument("--runtime", default="mcudeploy", metavar="NAME",
-                       help=f"runtime profile: {', '.join(runtime_names())} (default mcudeploy), or a runtime "
-                            "label of --overlay")
+                       help=f"runtime profile: {', '.join(runtime_names())} (default mcudeploy), or a library "
+                            "version the shipped defaults or --overlay calibrated (e.g. \"x-cube-ai 10.2\")")
     group.add_argument("--core-clock", type=_hertz, metavar="HZ", help="core clock instead of the target's")
     group.add_argument("--npu-clock", type=_hertz, metavar="HZ", help="NPU clock instead of the target's")
     group.add_argument("--overlay", type=Path, metavar="FILE.toml", help="calibrated constants (from --calibrate)")

@@ -37,7 +37,7 @@ from .kernel_loops import requant_context
 from .kernel_map import is_depthwise
 from .npu import group_epochs, missing_npu_figures, npu_epoch_cost
 from .overlay import Overlay, check_core, load_overlay, shipped_overlay
-from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile
+from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile, runtime_profiles
 from .records import Estimate, LayerCost
 
 if TYPE_CHECKING:
@@ -125,6 +125,9 @@ def _resolve_runtime(runtime: str, overlay: Overlay | None) -> RuntimeProfile:
         labelled = overlay.runtime(runtime)
         if labelled is not None:
             return labelled
+        if runtime not in runtime_profiles():
+            raise UsageError(f"--runtime {runtime!r}: unknown runtime; choose a profile ({', '.join(runtime_profiles())}) "
+                             f"or a calibrated library version ({', '.join(repr(n) for n in sorted(overlay.runtimes))})")
     return runtime_profile(runtime)
 
 
