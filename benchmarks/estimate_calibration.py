@@ -1,6 +1,6 @@
 """Section 2 of ``estimate_bench.py``: the shipped defaults against the public board measurements.
 
-Every row of ``published_latency/mlperf_tiny_stm32.csv`` as :func:`mcudeploy.estimate.published.published_rows` reads it, measured with the Arm-derived
+Every row of ``published_latency/mlperf_tiny_stm32.csv`` and ``tools/data/published_latency_extra.csv`` as :func:`mcudeploy.estimate.published.published_rows` reads it, measured with the Arm-derived
 priors, then:
 
 * **cross-validation**: leave-one-board-out and leave-one-model-out refits of the shipped model
@@ -27,7 +27,8 @@ from mcudeploy.estimate.published import published_rows
 from mcudeploy.options import DeploymentOptions
 from paths import REPO, SHARED, SHARED_MODELS
 
-CSVS = [SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv"]
+CSVS = [SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv",
+        REPO / "tools" / "data" / "published_latency_extra.csv"]
 H743_CLOCK = 280e6
 
 

@@ -11,7 +11,7 @@ runtime label; ``label`` overrides it); optional ``runtime`` (the profile; defau
 ``mcudeploy`` for a framework named mcudeploy, else ``cmsis-nn``). A board that is no built-in
 target needs a ``core`` column (``Cortex-M33``; for an STM32 part number in ``soc`` the core of
 its series, :data:`STM32_SERIES_CORES`) and a clock: it is estimated on the memories of
-the first built-in target with that core (:data:`PROXY_TARGETS`), at its own clock, and the
+a built-in target of its STM32 series, else of its core (:func:`proxy_target`), at its own clock, and the
 fitted constants are those of its core family.
 
 Model and fit: :mod:`.latency_fit` (one CPI factor per core family, one scale per runtime label,
@@ -57,14 +57,32 @@ STM32_SERIES_CORES = {"c0": "Cortex-M0+", "g0": "Cortex-M0+", "l0": "Cortex-M0+"
                       "u5": "Cortex-M33", "h5": "Cortex-M33", "wba": "Cortex-M33", "n6": "Cortex-M55"}
 
 
+# the built-in target whose memories stand in for a board of that STM32 series
+SERIES_PROXIES = {"h7": "stm32h743", "f7": "stm32f746", "f4": "stm32f407", "f1": "stm32f103", "l4": "stm32l4r5",
+                  "u5": "stm32u575", "u3": "stm32u385", "g0": "stm32g0b1", "n6": "stm32n6"}
+
+
+def _series(part: str) -> str:
+    text = part.strip().lower().removeprefix("stm32")
+    return next((text[:length] for length in (3, 2) if text[:length] in STM32_SERIES_CORES), "")
+
+
 def series_core(part: str) -> str:
     """The core of an STM32 part number (``STM32U3C5ZIT6``, ``U3C5ZIT6`` -> Cortex-M33), "" if unknown."""
-    text = part.strip().lower().removeprefix("stm32")
-    for length in (3, 2):
-        core = STM32_SERIES_CORES.get(text[:length])
-        if core:
-            return core
-    return ""
+    return STM32_SERIES_CORES.get(_series(part), "")
+
+
+def proxy_target(part: str, core_name: str) -> tuple[str, str] | None:
+    """(target, core family) a board no built-in target describes is estimated on: the built-in of
+    its STM32 series when that series has this core, else the first of the core family
+    (:data:`PROXY_TARGETS`); None for a core the estimator does not know."""
+    family = _family(core_name)
+    if family is None or family not in PROXY_TARGETS:
+        return None
+    series = _series(part)
+    if series in SERIES_PROXIES and _family(STM32_SERIES_CORES[series]) == family:
+        return SERIES_PROXIES[series], family
+    return PROXY_TARGETS[family], family
 
 
 @dataclass
@@ -131,12 +149,12 @@ def _board(record: dict, line: int, clock_hz: float, problems: list[str]) -> tup
         problems.append(f"line {line}: board {board!r} is no built-in target; give its core and clock "
                         "(columns core, e.g. Cortex-M33, and cpu_mhz) or a target file in a 'target' column")
         return None
-    family = _family(core_name)
-    if family is None or family not in PROXY_TARGETS:
+    proxy = proxy_target(board if record.get("soc") else "", core_name)
+    if proxy is None:
         problems.append(f"line {line}: core {core_name!r} of board {board!r} is not one the estimator knows "
                         f"({', '.join(sorted(PROXY_TARGETS))})")
         return None
-    return board, PROXY_TARGETS[family], family
+    return board, proxy[0], proxy[1]
 
 
 def _family(core_name: str) -> str | None:

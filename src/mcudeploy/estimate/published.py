@@ -5,7 +5,7 @@
 Input: a CSV of published latencies in the columns of
 ``published_latency/mlperf_tiny_stm32.csv`` (``system``, ``soc``, ``cpu_mhz``, ``framework``,
 ``model``, ``latency_ms``; optional ``core`` for a board that is no built-in target, and
-``source``). Every row is kept but those of a runtime that does not run on the CPU
+``source``; lines starting with ``#`` at the top are notes). Every row is kept but those of a runtime that does not run on the CPU
 (:data:`NOT_CPU`, with the reason); a board that is no built-in target runs on the memories of a
 target of its core (the ``core`` column, else its STM32 series: ``calibrate.STM32_SERIES_CORES``). The runtime label is the framework and its version
 (:func:`.overlay.normal_label`), with two refinements where the framework column hides two
@@ -17,10 +17,11 @@ model; each label's scale says how that library differs).
 from __future__ import annotations
 
 import csv
+import io
 import logging
 from pathlib import Path
 
-from .calibrate import PROXY_TARGETS, _family, label_of, series_core, target_for
+from .calibrate import label_of, proxy_target, series_core, target_for
 from .latency_fit import Measurement
 
 log = logging.getLogger(__name__)
@@ -36,17 +37,19 @@ def _board(record: dict) -> tuple[str, str, str] | None:
     if target is not None:
         return target, target, ""
     core = record.get("core") or series_core(record.get("soc", ""))
-    family = _family(core) if core else None
-    if family in PROXY_TARGETS:
-        return record.get("system") or record.get("soc", ""), PROXY_TARGETS[family], family
-    return None
+    proxy = proxy_target(record.get("soc", ""), core) if core else None
+    if proxy is None:
+        return None
+    return record.get("system") or record.get("soc", ""), proxy[0], proxy[1]
 
 
 def published_rows(csv_path: Path, models_root: Path) -> list[Measurement]:
     """The usable rows of ``csv_path`` (module docstring); model paths relative to ``models_root``."""
     rows = []
-    with open(csv_path, newline="", encoding="utf-8") as handle:
-        for line, record in enumerate(csv.DictReader(handle), start=2):
+    text = csv_path.read_text(encoding="utf-8").splitlines()
+    comments = sum(1 for line in text if line.startswith("#"))      # a header of notes and sources
+    with io.StringIO("\n".join(line for line in text if not line.startswith("#"))) as handle:
+        for line, record in enumerate(csv.DictReader(handle), start=2 + comments):
             label = label_of(record)
             if label in NOT_CPU:
                 log.info("%s line %d: left out: %s", csv_path.name, line, NOT_CPU[label])

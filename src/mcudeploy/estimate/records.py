@@ -76,7 +76,7 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
     power_mw: dict[str, float] = field(default_factory=dict)   # device -> active power
     expected_error: str = ""              # the runtime profile's cross-validated error, in words
-    expected_error_median: float | None = None   # its leave-one-board-out median |error|
+    expected_error_median: float | None = None   # the larger cross-validated median |error| (board-out, model-out)
 
     @property
     def complete(self) -> bool:
