@@ -15,7 +15,7 @@ from mcudeploy.cli.main import main
 from mcudeploy.driver import deploy
 from mcudeploy.errors import UsageError
 from mcudeploy.estimate import estimate
-from mcudeploy.estimate.calibrate import measure_rows, read_rows, series_core
+from mcudeploy.estimate.calibrate import calibrate, measure_rows, read_rows, series_core, shipped_model
 from mcudeploy.estimate.cross_validation import cross_validate, summary
 from mcudeploy.estimate.latency_fit import fit
 from mcudeploy.estimate.overlay import shipped_overlay
@@ -144,6 +144,21 @@ def test_calibrate_accepts_a_board_that_is_no_builtin_target(tmp_path, capsys):
     assert main(["estimate", "--calibrate", str(measured), "-o", str(tmp_path / "o.toml")]) == 0
     out = capsys.readouterr().out
     assert "core cortex-m7: CPI x" in out and "runtime 'lib 1.0'" in out and "flash:" in out
+    assert "MY-BOARD (on stm32f746's memories)" in out
+
+
+def test_a_few_rows_refine_the_shipped_fit_not_the_priors(tmp_path):
+    """Two rows of one board cannot tell the core's CPI from the library's speed: the fit keeps the
+    shipped Cortex-M7 CPI (within 10 %) and puts the difference in the label; from Arm's priors
+    alone it would land elsewhere."""
+    models = [shared_model("mlperf_tiny/resnet8_int8.tflite"), shared_model("mlperf_tiny/dscnn_kws_int8.tflite")]
+    measured = write(tmp_path / "m.csv", "model,board,core,cpu_mhz,framework,latency_ms",
+                     [f"{models[0]},MY-H7,Cortex-M7,400,Lib 1.0,40", f"{models[1]},MY-H7,Cortex-M7,400,Lib 1.0,12"])
+    shipped = shipped_model().cores["cortex-m7"]
+    refined = calibrate(read_rows(measured), deployment_of).model.cores["cortex-m7"]
+    from_priors = calibrate(read_rows(measured), deployment_of, from_defaults=False).model.cores["cortex-m7"]
+    assert refined == pytest.approx(shipped, rel=0.1)
+    assert abs(from_priors / shipped - 1) > 0.1
 
 
 def test_calibrate_accepts_the_shared_csv_as_it_is(capsys, tmp_path):

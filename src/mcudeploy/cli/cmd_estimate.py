@@ -141,7 +141,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     for line in result.overlay.header.splitlines():
         console.print(line, markup=False)
     for row in result.rows:
-        console.print(f"  line {row.line}: {row.model.name} on {row.target} ({row.label}): measured "
+        where = row.board if row.board == row.target else f"{row.board} (on {row.target}'s memories)"
+        console.print(f"  line {row.line}: {row.model.name} on {where} ({row.label}): measured "
                       f"{row.measured_ms:.4g} ms, fitted {row.predicted_ms:.4g} ms "
                       f"({row.predicted_ms / row.measured_ms - 1:+.1%})", markup=False)
     if args.output is not None:

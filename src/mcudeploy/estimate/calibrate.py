@@ -16,7 +16,7 @@ fitted constants are those of its core family.
 
 Model and fit: :mod:`.latency_fit` (one CPI factor per core family, one scale per runtime label,
 one factor per framework and kernel class, one flash cost per weight byte; regularised toward
-Arm's figures). The overlay stores ``cpi = prior x k`` for every code class of the fitted
+the shipped defaults, :func:`shipped_model`: a few rows of one board refine the public fit). The overlay stores ``cpi = prior x k`` for every code class of the fitted
 families, ``scale = s`` per label (and per framework: the geometric mean of its versions, for a
 version measured on no board), ``class_scale = t`` per framework and the flash cost.
 
@@ -40,7 +40,7 @@ from ..errors import DataError, UsageError
 from ..targets import TargetError, builtin_names
 from .estimator import estimate
 from .latency_fit import REST, FittedModel, Measurement, fit
-from .overlay import Overlay, framework_of, normal_label
+from .overlay import Overlay, framework_of, normal_label, shipped_overlay
 from .profiles import CODE_CLASSES, core_model, core_models, runtime_profiles
 
 REQUIRED = ("model", "latency_ms")
@@ -293,10 +293,23 @@ def fitted_lines(model: FittedModel, rows: list[Measurement]) -> list[str]:
     return lines
 
 
-def calibrate(rows: list[Measurement], deploy_function, source: str = "") -> Calibration:
-    """Fit the overlay to ``rows`` (module docstring)."""
+def shipped_model() -> FittedModel | None:
+    """The shipped defaults as a :class:`FittedModel` (factors relative to ``data/cores.toml``), or None."""
+    shipped = shipped_overlay()
+    if shipped is None:
+        return None
+    cores = {family: cpi["dsp"] / core_models()[family].cpi["dsp"] for family, cpi in shipped.cpi.items() if "dsp" in cpi}
+    classes = {(framework, group): value for framework, groups in shipped.class_scales.items()
+               for group, value in groups.items()}
+    return FittedModel(cores, {label: scale for label, (_, scale) in shipped.runtimes.items()}, classes,
+                       shipped.flash_cycles_per_byte or 1.0)
+
+
+def calibrate(rows: list[Measurement], deploy_function, source: str = "", from_defaults: bool = True) -> Calibration:
+    """Fit the overlay to ``rows`` (module docstring): with ``from_defaults`` the priors are centred
+    on the shipped defaults (a board's few rows refine the public fit), else on Arm's figures."""
     measure_rows(rows, deploy_function)
-    model = fit(rows)
+    model = fit(rows, start=shipped_model() if from_defaults else None)
     for row in rows:
         row.predicted_ms = float(model.predict(row))
     overlay = overlay_of(model, rows, source)
