@@ -124,7 +124,12 @@ def _abs(value) -> str:
 
 
 def calibration_markdown(result: dict) -> list[str]:
-    board, model = result["summary"]["board"], result["summary"]["model"]
+    return (summary_markdown(result) + cores_markdown(result) + labels_markdown(result)
+            + h743_markdown(result["h743"]) + h7a3_markdown(result["predictions"]["board"])
+            + rows_markdown(result["predictions"]))
+
+
+def summary_markdown(result: dict) -> list[str]:
     lines = ["## 2. Shipped defaults vs the published board latencies (cross-validated)", "",
              f"{result['rows']} public measurements ({len(result['boards'])} boards: {', '.join(result['boards'])}; "
              f"models {', '.join(result['models'])}), every one in the fit "
@@ -135,54 +140,66 @@ def calibration_markdown(result: dict) -> list[str]:
              "Run: `{command}` (git {git_commit}, Python {python}, numpy {numpy}; load average {load_average_1min:.1f} "
              "on {cpus} CPUs: the figures are model outputs, not timings).".format(**result["run"]), "",
              "| | rows | median abs error | worst | worst row |", "|---|---|---|---|---|"]
-    for name, fold in (("leave-one-board-out", board), ("leave-one-model-out", model)):
+    for name, grouping in (("leave-one-board-out", "board"), ("leave-one-model-out", "model")):
         for which, text in (("seen", "library measured by the training folds"), ("all", "every row")):
-            entry = fold[which]
+            entry = result["summary"][grouping][which]
             lines.append(f"| **{name}**, {text} | {entry['rows']} | **{_abs(entry['median_abs_error'])}** | "
                          f"{_pct(entry['worst_error'])} | {entry['worst']} |")
-    lines += ["", f"For scale: the same rows with the Arm-derived priors and no calibration (the CMSIS-NN-class "
-              f"instruction model x `data/cores.toml`): median {result['uncalibrated_median_abs_error']:.1%}; the "
-              f"fit on all rows, in-sample: median {result['fit_median_abs_error']:.1%}. Sensitivity (seen rows): "
-              + "; ".join(f"{name}: board-out {v['board']:.1%}, model-out {v['model']:.1%}"
-                          for name, v in result["sensitivity"].items()) + ".", "",
-              "What the data cannot support: four models, so a library's speed on a layer type the other three "
-              "models lack is a guess (MobileNet-VWW's early 8- and 16-channel layers are where the newer "
-              "X-CUBE-AI and Plumerai releases gained most: the worst leave-one-model-out rows); a library "
-              "measured on one board only (microTVM, ONNC, X-CUBE-AI 8.0, the HALE max-performance build) has no "
-              "leave-one-board-out estimate of its own (the 'every row' line: those rows are predicted with the "
-              "framework's mean or the bare profile). The three STM32U3C5 rows are not in the fit: ResNet-8 at "
-              "2.6 MACs per cycle is above a Cortex-M33's peak, they run on the U3C5's HSP accelerator.", "",
-              "### Per-core CPI (cycles per instruction of the measured instruction stream, zero wait states)", "",
-              "| core | prior dsp | prior scalar | fitted dsp | fitted scalar | factor | rows | boards | prior source |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for family, c in result["cores"].items():
+    return lines + [
+        "", f"For scale: the same rows with the Arm-derived priors and no calibration (the CMSIS-NN-class "
+        f"instruction model x `data/cores.toml`): median {result['uncalibrated_median_abs_error']:.1%}; the "
+        f"fit on all rows, in-sample: median {result['fit_median_abs_error']:.1%}. Sensitivity (seen rows): "
+        + "; ".join(f"{name}: board-out {v['board']:.1%}, model-out {v['model']:.1%}"
+                    for name, v in result["sensitivity"].items()) + ".", "",
+        "What the data cannot support: four models, so a library's speed on a layer type the other three "
+        "models lack is a guess (MobileNet-VWW's early 8- and 16-channel layers are where the newer "
+        "X-CUBE-AI and Plumerai releases gained most: the worst leave-one-model-out rows); a library "
+        "measured on one board only (microTVM, ONNC, X-CUBE-AI 8.0, the HALE max-performance build) has no "
+        "leave-one-board-out estimate of its own (the 'every row' line: those rows are predicted with the "
+        "framework's mean or the bare profile). The three STM32U3C5 rows are not in the fit: ResNet-8 at "
+        "2.6 MACs per cycle is above a Cortex-M33's peak, they run on the U3C5's HSP accelerator."]
+
+
+def cores_markdown(result: dict) -> list[str]:
+    lines = ["", "### Per-core CPI (cycles per instruction of the measured instruction stream, zero wait states)", "",
+             "| core | prior dsp | prior scalar | fitted dsp | fitted scalar | factor | rows | boards | prior source |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    cores = result["cores"]
+    for family, c in cores.items():
         lines.append(f"| {family} | {c['prior_dsp']:.3f} | {c['prior_scalar']:.3f} | **{c['dsp']:.3f}** | "
                      f"{c['scalar']:.3f} | x{c['factor']:.3f} | {c['rows']} | {', '.join(c['boards'])} | "
                      f"{'; '.join(c['sources'])} |")
-    cores = result["cores"]
     if "cortex-m7" in cores and "cortex-m4" in cores:
         lines += ["", f"Cortex-M7 : Cortex-M4 fitted dsp CPI ratio {cores['cortex-m7']['dsp'] / cores['cortex-m4']['dsp']:.2f} "
                   "(the issue measured 0.48-0.63 on the same libraries; CoreMark's ratio is 0.68). Only library "
                   "(dsp-class) code was measured on boards: the scalar CPI moves with the same factor, the Cortex-M55 "
                   "(no CPU rows) keeps its prior."]
-    lines += ["", f"Flash: {result['flash_cycles_per_byte']:.3f} cycles per weight byte in flash (at the target's clock) "
-              "that the memory model's prefetch does not hide.", "",
-              "### Runtime labels (library versions): scale and cross-validated error", "",
-              "| label | rows | scale | board-out median | board-out worst | model-out median | model-out worst |",
-              "|---|---|---|---|---|---|---|"]
+    return lines + ["", f"Flash: {result['flash_cycles_per_byte']:.3f} cycles per weight byte in flash (at the target's "
+                    "clock) that the memory model's prefetch does not hide."]
+
+
+def labels_markdown(result: dict) -> list[str]:
+    lines = ["", "### Runtime labels (library versions): scale and cross-validated error", "",
+             "| label | rows | scale | board-out median | board-out worst | model-out median | model-out worst |",
+             "|---|---|---|---|---|---|---|"]
     for label, entry in result["labels"].items():
         b, m = entry["board"] or {}, entry["model"] or {}
         lines.append(f"| {label} | {entry['rows']} | x{entry['scale']:.3f} | {_abs(b.get('median'))} | "
                      f"{_abs(b.get('worst'))} | {_abs(m.get('median'))} | {_abs(m.get('worst'))} |")
-    lines += h743_markdown(result["h743"]) + h7a3_markdown(result["predictions"]["board"])
+    return lines
+
+
+def rows_markdown(predictions: dict) -> list[str]:
+    lines = []
     for grouping in ("board", "model"):
         lines += ["", f"### Every row, leave-one-{grouping}-out", "",
+                  "CSV line: of `published_latency/mlperf_tiny_stm32.csv`; the x-cube-ai 7.1 rows: of "
+                  "`tools/data/published_latency_extra.csv`.", "",
                   "| CSV line | left out | board | label | model | MHz | measured ms | predicted ms | error | label seen |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in result["predictions"][grouping]:
-            lines.append(f"| {r['line']} | {r['left_out']} | {r['board']} | {r['label']} | {r['model']} | "
-                         f"{r['clock_mhz']:g} | {r['measured_ms']:g} | {r['predicted_ms']:g} | {_pct(r['error'])} | "
-                         f"{'yes' if r['seen'] else 'no'} |")
+        lines += [f"| {r['line']} | {r['left_out']} | {r['board']} | {r['label']} | {r['model']} | "
+                  f"{r['clock_mhz']:g} | {r['measured_ms']:g} | {r['predicted_ms']:g} | {_pct(r['error'])} | "
+                  f"{'yes' if r['seen'] else 'no'} |" for r in predictions[grouping]]
     return lines
 
 
