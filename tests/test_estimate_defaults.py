@@ -211,3 +211,11 @@ def test_incomplete_estimate_names_layers_and_ops(tmp_path):
     assert summary["unknown_layer_ops"] == {"l3_conv": "Conv"}
     assert any("INCOMPLETE" in line and "l3_conv (Conv)" in line for line in summary_lines(result))
     assert not math.isnan(result.latency_ms)
+
+
+def test_a_core_no_board_measured_says_its_cpi_is_the_prior():
+    """Cortex-M55 (STM32N6 with every node on the CPU): no public CPU row, no band, said so."""
+    model = shared_model("tflite_micro/hello_world_int8.tflite")
+    every_node = tuple(node.name for node in deploy(model, DeploymentOptions()).graph.nodes)
+    result = estimate(deploy(model, DeploymentOptions(target="stm32n6", force_cpu=every_node)))
+    assert result.expected_error_median is None and "no board with a cortex-m55" in result.expected_error

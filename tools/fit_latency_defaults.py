@@ -64,11 +64,13 @@ def fitted_overlay(rows, source: str):
     overlay = overlay_of(model, rows, source)
     folds = {grouping: cross_validate(rows, grouping) for grouping in ("board", "model")}
     per_label = {grouping: label_errors(predictions) for grouping, predictions in folds.items()}
-    for label in sorted(set(per_label["board"]) & set(per_label["model"])):
-        board, model_out = per_label["board"][label], per_label["model"][label]
-        overlay.errors[label] = {"leave_one_board_out": board["median"], "leave_one_board_out_worst": board["worst"],
-                                 "leave_one_model_out": model_out["median"],
-                                 "leave_one_model_out_worst": model_out["worst"]}
+    for label in sorted(set(per_label["board"]) | set(per_label["model"])):
+        entry = {}
+        for grouping, key in (("board", "leave_one_board_out"), ("model", "leave_one_model_out")):
+            if label in per_label[grouping]:       # a library measured on one board has no board-out error
+                entry[key] = per_label[grouping][label]["median"]
+                entry[key + "_worst"] = per_label[grouping][label]["worst"]
+        overlay.errors[label] = entry
     totals = {grouping: summary(predictions)["seen"] for grouping, predictions in folds.items()}
     overlay.errors["*"] = {"leave_one_board_out": totals["board"]["median_abs_error"],
                            "leave_one_board_out_worst": abs(totals["board"]["worst_error"]),

@@ -14,8 +14,9 @@ calibrated profile: a library version such as ``x-cube-ai 10.2``). The overlay i
 defaults (``data/calibration.toml``: constants fitted on every public board measurement,
 :mod:`.latency_fit`) with the user's ``overlay`` laid over them; ``defaults=False`` leaves the
 shipped defaults out (the Arm-derived priors a calibration fits against). The estimate carries
-the label's cross-validated error (``Estimate.expected_error``). ``core_clock_hz`` / ``npu_clock_hz`` replace the target's clocks (boards
-often run below the maximum): cycles stay, wait states of slow memories scale with the clock.
+the label's cross-validated error (``Estimate.expected_error``). ``core_clock_hz`` /
+``npu_clock_hz`` replace the target's clocks (boards often run below the maximum): cycles stay,
+wait states of slow memories scale with the clock.
 
 Bad input is an error, never a silent zero: no target, a non-positive clock, NPU nodes on a
 target whose ``[npu]`` lacks the figures the NPU model needs (all missing keys named). A region
@@ -166,23 +167,30 @@ def expected_error(overlay: Overlay | None, setting: Setting) -> tuple[str, floa
     if overlay is None:
         return "uncalibrated (Arm-derived CPI, no board measurement applied)", None
     label = setting.profile.label or setting.profile.name
+    family = setting.core_model.family
+    if family not in overlay.cpi:
+        return (f"not cross-validated: no board with a {family} was measured, its CPI is Arm's prior "
+                "(data/cores.toml)"), None
     errors = overlay.errors.get(label)
-    if errors is None:
-        generic = overlay.errors.get("*")
-        if generic is None:
-            return f"not cross-validated for runtime {label}", None
-        return (f"runtime {label} was measured on no board: the core CPI is calibrated, the libraries' "
-                f"cross-validated median is +-{generic['leave_one_board_out']:.0%} leave-one-board-out, "
-                f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out"), _band(generic)
-    return (f"+-{errors['leave_one_board_out']:.0%} median (worst {errors.get('leave_one_board_out_worst', 0):.0%}) "
-            f"leave-one-board-out, +-{errors['leave_one_model_out']:.0%} median (worst "
-            f"{errors.get('leave_one_model_out_worst', 0):.0%}) leave-one-model-out, runtime {label}"), _band(errors)
+    if errors:
+        parts = [f"+-{errors[key]:.0%} median (worst {errors.get(key + '_worst', 0):.0%}) {key.replace('_', '-')}"
+                 if key in errors else f"{key.replace('_', '-')}: not measurable (one {what} only)"
+                 for key, what in (("leave_one_board_out", "board"), ("leave_one_model_out", "model"))]
+        return ", ".join(parts) + f", runtime {label}", _band(errors)
+    if label in overlay.runtimes:
+        return f"runtime {label} calibrated by {overlay.source}, not cross-validated (its header has the fit error)", None
+    generic = overlay.errors.get("*")
+    if generic is None:
+        return f"not cross-validated for runtime {label}", None
+    return (f"runtime {label} was measured on no board: the {family} CPI is calibrated, the libraries' "
+            f"cross-validated median is +-{generic['leave_one_board_out']:.0%} leave-one-board-out, "
+            f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out"), _band(generic)
 
 
 def _band(errors: dict[str, float]) -> float:
     """The band printed beside the figure: the larger of the two cross-validated medians (a new
     model on a new board is both kinds of unseen)."""
-    return max(errors["leave_one_board_out"], errors["leave_one_model_out"])
+    return max(errors.get("leave_one_board_out", 0.0), errors.get("leave_one_model_out", 0.0))
 
 
 def kernel_context(deployment, node) -> dict:

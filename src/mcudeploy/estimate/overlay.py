@@ -56,7 +56,8 @@ class Overlay:
 
     def merged_over(self, base: "Overlay") -> "Overlay":
         """This overlay laid over ``base`` (the shipped defaults): its entries win, ``base`` fills the rest."""
-        return Overlay(self.source, {**base.cpi, **self.cpi}, {**base.runtimes, **self.runtimes},
+        cpi = {family: {**base.cpi.get(family, {}), **self.cpi.get(family, {})} for family in {*base.cpi, *self.cpi}}
+        return Overlay(self.source, cpi, {**base.runtimes, **self.runtimes},
                        {**base.class_scales, **self.class_scales}, self.header,
                        self.flash_cycles_per_byte or base.flash_cycles_per_byte, {**base.errors, **self.errors})
 
