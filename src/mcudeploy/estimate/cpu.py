@@ -21,7 +21,7 @@ from .causes import compute_detail, describe, memory_cause, overhead_detail
 from .features import features_of
 from .instructions import lookup
 from .kernel_map import feature_family, kernel_of
-from .memory import cache_of, fills_of, missing_figures, wait_cycles
+from .memory import cache_of, fills_of, missing_figures, prefetches, wait_cycles
 from .records import LayerCost
 from .traffic import accesses_of
 
@@ -87,13 +87,15 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
 
 
 def flash_weight_bytes(node: Node, setting) -> int:
-    """Bytes of the node's constant operands (weights, biases) that the plan left in a flash region:
-    the calibrated streaming cost (``flash_cycles_per_weight_byte``, :mod:`.latency_fit`) applies to them."""
+    """Bytes of the node's constant operands (weights, biases) that the plan left in internal flash:
+    the calibrated streaming cost (``flash_cycles_per_weight_byte``, :mod:`.latency_fit`: what the
+    flash interface's prefetch does not hide) applies to them. External flash is charged every
+    line fill by the memory model already."""
     total = 0
     for value in node.inputs:
         if value is not None and value.is_constant:
             region = setting.regions.get(setting.region_of(value))
-            if region is not None and region.kind == "flash":
+            if region is not None and prefetches(region):
                 total += value.nbytes
     return total
 
