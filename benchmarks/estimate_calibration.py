@@ -75,6 +75,7 @@ def run_calibration(deployment_of) -> dict:
     per_label = {grouping: label_errors(predictions) for grouping, predictions in folds.items()}
     return {"run": run_facts(), "rows": len(rows), "boards": sorted({r.board for r in rows}), "models": sorted({r.model.stem for r in rows}),
             "summary": {grouping: summary(predictions) for grouping, predictions in folds.items()},
+            "anonymous": {grouping: summary(cross_validate(rows, grouping, anonymous=True))["all"] for grouping in folds},
             "uncalibrated_median_abs_error": statistics.median(abs(uncalibrated.predict(r) / r.measured_ms - 1)
                                                                for r in rows),
             "fit_median_abs_error": statistics.median(abs(model.predict(r) / r.measured_ms - 1) for r in rows),
@@ -145,6 +146,9 @@ def summary_markdown(result: dict) -> list[str]:
             entry = result["summary"][grouping][which]
             lines.append(f"| **{name}**, {text} | {entry['rows']} | **{_abs(entry['median_abs_error'])}** | "
                          f"{_pct(entry['worst_error'])} | {entry['worst']} |")
+        entry = result["anonymous"][grouping]
+        lines.append(f"| {name}, every row as an unnamed library (`--runtime cmsis-nn`) | {entry['rows']} | "
+                     f"{_abs(entry['median_abs_error'])} | {_pct(entry['worst_error'])} | {entry['worst']} |")
     return lines + [
         "", f"For scale: the same rows with the Arm-derived priors and no calibration (the CMSIS-NN-class "
         f"instruction model x `data/cores.toml`): median {result['uncalibrated_median_abs_error']:.1%}; the "

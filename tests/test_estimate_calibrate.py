@@ -70,7 +70,7 @@ def test_overlay_cpi_changes_the_estimate_by_its_factor(tmp_path):
     base = estimate(deployment, runtime="cmsis-nn", defaults=False)     # the Arm-derived priors
     overlay = tmp_path / "o.toml"
     overlay.write_text("[cores.cortex-m4]\ncpi = { dsp = 2.38 }\n")       # twice the prior 1.19
-    doubled = estimate(deployment, runtime="cmsis-nn", overlay=overlay)
+    doubled = estimate(deployment, runtime="cmsis-nn", overlay=overlay, defaults=False)
     work = sum(item.compute_cycles + item.overhead_cycles for item in base.layers)
     assert sum(item.compute_cycles + item.overhead_cycles for item in doubled.layers) == pytest.approx(2 * work)
     assert doubled.overlay == str(overlay)

@@ -12,7 +12,8 @@ cross-validates it leave-one-board-out and leave-one-model-out
 ``src/mcudeploy/estimate/data/calibration.toml``: the fitted CPI of every measured core family,
 one scale per runtime label (library version), the class factors per framework, the flash
 cost, and each label's cross-validated median and worst error (``[errors]``, the band
-``estimate`` prints; ``"*"`` is every row's, printed for a runtime no board measured). The
+``estimate`` prints; ``"cmsis-nn"``: every row predicted as an unnamed library of the class;
+``"*"``: the labelled rows', printed for mcudeploy's own code, which no board measured). The
 header stamps the date, the command, the git commit and the rows. Nobody edits that file by
 hand: re-run this script. ``--check`` writes nothing and exits 1 when the file differs from a
 fresh fit (other than its date line).
@@ -71,6 +72,11 @@ def fitted_overlay(rows, source: str):
                 entry[key] = per_label[grouping][label]["median"]
                 entry[key + "_worst"] = per_label[grouping][label]["worst"]
         overlay.errors[label] = entry
+    anonymous = {grouping: summary(cross_validate(rows, grouping, anonymous=True))["all"] for grouping in folds}
+    overlay.errors["cmsis-nn"] = {"leave_one_board_out": anonymous["board"]["median_abs_error"],
+                                  "leave_one_board_out_worst": abs(anonymous["board"]["worst_error"]),
+                                  "leave_one_model_out": anonymous["model"]["median_abs_error"],
+                                  "leave_one_model_out_worst": abs(anonymous["model"]["worst_error"])}
     totals = {grouping: summary(predictions)["seen"] for grouping, predictions in folds.items()}
     overlay.errors["*"] = {"leave_one_board_out": totals["board"]["median_abs_error"],
                            "leave_one_board_out_worst": abs(totals["board"]["worst_error"]),

@@ -269,6 +269,8 @@ def overlay_of(model: FittedModel, rows: list[Measurement], source: str) -> Over
         overlay.cpi[family] = {name: prior.cpi[name] * model.cores[family] for name in CODE_CLASSES}
     profile_of = {row.label: row.profile for row in rows}
     overlay.runtimes = {label: (profile_of[label], scale) for label, scale in model.labels.items()}
+    if "cmsis-nn" in profile_of.values() and "cmsis-nn" not in overlay.runtimes:   # a library of the class, unmeasured
+        overlay.runtimes["cmsis-nn"] = ("cmsis-nn", model.generic_scale)
     for framework, scale in _framework_scales(rows, model.labels).items():
         overlay.runtimes[framework] = (profile_of[next(r.label for r in rows if framework_of(r.label) == framework)], scale)
     for (framework, group), value in model.classes.items():

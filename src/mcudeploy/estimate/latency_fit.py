@@ -16,7 +16,9 @@ profile with the Arm-derived CPI of ``data/cores.toml``, no calibration):
     t = ( k_core s_label (sum_g t_fw,g C_g + R) + f B + M ) / clock + N
 
 ``k_core``: one factor per core family on its CPI (the fitted CPI is ``prior x k``);
-``s_label``: one per runtime label (a library version: ``x-cube-ai 10.2``); ``t_fw,g``: one per
+``s_label``: one per runtime label (a library version: ``x-cube-ai 10.2``; a library nobody
+measured gets the geometric mean over the rows, :attr:`FittedModel.generic_scale`: the calibrated
+``cmsis-nn`` profile); ``t_fw,g``: one per
 framework (all versions of ``x-cube-ai``) and kernel class; ``f``: flash cycles per weight byte
 that the memory model's prefetch does not hide (one constant: streaming weights, each read once
 by a fully connected layer, costs what the flash interface does not overlap).
@@ -75,15 +77,16 @@ class FittedModel:
     labels: dict[str, float]
     classes: dict[tuple[str, str], float]
     flash_cycles_per_byte: float
+    generic_scale: float = 1.0       # a CMSIS-NN-class library nobody measured: the rows' geometric mean
 
     def label_scale(self, row: Measurement) -> float:
         """The row's label; an unseen version: the geometric mean of its framework's fitted
-        versions; an unseen library: 1 (the bare profile)."""
+        versions; an unseen library: :attr:`generic_scale` (the calibrated ``cmsis-nn`` profile)."""
         if row.label in self.labels:
             return self.labels[row.label]
         from .overlay import framework_of
         same = [math.log(v) for label, v in self.labels.items() if framework_of(label) == row.framework]
-        return math.exp(sum(same) / len(same)) if same else 1.0
+        return math.exp(sum(same) / len(same)) if same else self.generic_scale
 
     def cpu_cycles(self, row: Measurement) -> float:
         scaled = sum(cycles * (self.classes.get((row.framework, group), 1.0) if group else 1.0)
@@ -161,7 +164,9 @@ def fit(rows: list[Measurement], iterations: int = 60, start: FittedModel | None
         theta += step
         if np.max(np.abs(step)) < 1e-9:
             break
-    return _model(theta, names)
+    model = _model(theta, names)
+    model.generic_scale = math.exp(float(np.mean([math.log(model.labels[row.label]) for row in rows])))
+    return model
 
 
 def parameter_count(rows: list[Measurement]) -> int:
