@@ -65,7 +65,6 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     traffic = "blocked" if variant_block else setting.profile.traffic
     accesses = accesses_of(node, family, features, setting.plan, traffic, block, context)
     cost.instructions = instructions + setting.profile.per_layer_instructions
-    cost.inner_share = min(1.0, fit.inner_instructions(features) / cost.instructions) if cost.instructions > 0 else 0.0
     scale = setting.scale * setting.profile.kernel_scale(kernel)
     cost.compute_cycles = max(0.0, instructions - fit.coefficients.get("calls", 0.0)) * per_instruction * scale
     cost.overhead_cycles = call_part * per_instruction * scale

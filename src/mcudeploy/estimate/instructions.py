@@ -17,15 +17,12 @@ until ``tools/fit_instruction_model.py`` measures it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..package_data import package_folder
 
 MODEL_FILE = "instruction_model.json"
-# features of the multiply-accumulate loops (macs, macs_v16, b124_iters, dw8_window, b1416_blocks ...)
-INNER_FEATURE = re.compile(r"macs|_iters$|_window$|_groups$|_blocks$|^elements$")
 
 
 @dataclass(frozen=True)
@@ -42,13 +39,6 @@ class KernelFit:
 
     def instructions(self, features: dict[str, float]) -> float:
         return sum(coefficient * features.get(name, 0.0) for name, coefficient in self.coefficients.items())
-
-    def inner_instructions(self, features: dict[str, float]) -> float:
-        """The part of :meth:`instructions` spent in the multiply-accumulate loops (features
-        that count MACs, inner-loop iterations, windows or channel groups: :data:`INNER_FEATURE`);
-        the rest is the per-pixel, per-row, per-output and per-call work around them."""
-        return sum(coefficient * features.get(name, 0.0) for name, coefficient in self.coefficients.items()
-                   if INNER_FEATURE.search(name))
 
 
 @lru_cache(maxsize=1)

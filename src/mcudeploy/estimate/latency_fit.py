@@ -9,7 +9,7 @@ profile with the Arm-derived CPI of ``data/cores.toml``, no calibration):
             fully_connected; ``data/runtimes.toml``), from the per-layer instruction model
             (shapes, channel counts, kernel, stride: ``features.py``) x prior CPI
     R       the cycles of every other layer and the runtime's per-inference work
-    B       bytes of the CPU layers' constant operands (weights, biases) that live in flash, x
+    B       bytes of the CPU layers' constant operands (weights, biases) in internal flash, x
             clock / the target's clock (a flash wait is a time: fewer cycles on a slower core)
     M       wait cycles the memory model predicts (not scaled), N: NPU time
 
@@ -28,7 +28,8 @@ every log parameter (ridge toward a physically meaningful value): ``k`` toward 1
 with :data:`PRIOR_SPREAD` ``core``; ``s`` toward 1 (the library runs CMSIS-NN-class code) with
 ``label``; ``t`` toward 1 tightly (``class``: with four models, 1x1 and depthwise layers always
 appear in the same ratio, so unregularised class factors land on absurd values); ``f`` toward
-:data:`FLASH_PRIOR_CYCLES_PER_BYTE`. Few parameters, each set by many rows.
+:data:`FLASH_PRIOR_CYCLES_PER_BYTE`. Few parameters, each set by many rows. A user's calibration
+centres the priors on the shipped fit instead (``fit(rows, start=...)``).
 """
 from __future__ import annotations
 

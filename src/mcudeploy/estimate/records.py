@@ -34,7 +34,6 @@ class LayerCost:
     macc: int
     compute_cycles: float = 0.0           # CPU: instructions x CPI; NPU: MAC array cycles
     instructions: float = 0.0             # CPU only
-    inner_share: float = 0.0              # CPU: share of the instructions in the MAC loops (calibration feature)
     flash_weight_bytes: int = 0           # CPU: bytes of constant operands in flash (calibrated streaming cost)
     npu_cycles: float = 0.0               # NPU only: the epoch's cycles
     memory_cycles: float = 0.0            # CPU: wait states; NPU: the slowest stream / memory
@@ -76,7 +75,7 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
     power_mw: dict[str, float] = field(default_factory=dict)   # device -> active power
     expected_error: str = ""              # the runtime profile's cross-validated error, in words
-    expected_error_median: float | None = None   # the larger cross-validated median |error| (board-out, model-out)
+    expected_error_band: float | None = None     # printed beside the figure: the larger cross-validated median
 
     @property
     def complete(self) -> bool:
@@ -158,7 +157,7 @@ class Estimate:
                 "device_share": {d: round(v, 4) for d, v in self.device_share().items()},
                 "energy_uj": None if self.energy_uj is None else round(self.energy_uj, 3),
                 "overlay": self.overlay, "expected_error": self.expected_error,
-                "expected_error_median": self.expected_error_median, "notes": list(self.notes)}
+                "expected_error_band": self.expected_error_band, "notes": list(self.notes)}
 
     def to_json(self) -> dict:
         return {**self.summary(), "layers": [asdict(layer) for layer in self.layers]}

@@ -27,7 +27,7 @@ def _clock(hz: float | None) -> str:
 
 
 def summary_lines(estimate: Estimate) -> list[str]:
-    band = f" +-{estimate.expected_error_median:.0%}" if estimate.expected_error_median is not None else ""
+    band = f" +-{estimate.expected_error_band:.0%}" if estimate.expected_error_band is not None else ""
     lines = [f"estimated latency: {estimate.latency_ms:.4g} ms{band} ({estimate.model} on {estimate.target}, "
              f"runtime {estimate.runtime}, core {_clock(estimate.core_clock_hz)}"
              + (f", NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "") + ")"]
@@ -77,7 +77,7 @@ def latency_line(estimate: Estimate) -> str:
     unknown = [f"{layer.node} ({layer.op})" for layer in estimate.layers if not layer.known]
     state = "" if not unknown else (f" (incomplete: {len(unknown)} layer(s) not costed: {', '.join(unknown[:3])}"
                                     + (" ..." if len(unknown) > 3 else "") + ")")
-    band = f" +-{estimate.expected_error_median:.0%}" if estimate.expected_error_median is not None else ""
+    band = f" +-{estimate.expected_error_band:.0%}" if estimate.expected_error_band is not None else ""
     return (f"estimated latency {estimate.latency_ms:.4g} ms{band} at {_clock(estimate.core_clock_hz)}"
             + (f" / NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "")
             + f" ({estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
