@@ -161,7 +161,7 @@ def test_a_few_rows_refine_the_shipped_fit_not_the_priors(tmp_path):
     assert abs(from_priors / shipped - 1) > 0.1
 
 
-def test_calibrate_accepts_the_shared_csv_as_it_is(capsys, tmp_path):
+def test_calibrate_accepts_the_shared_csv_as_it_is():
     """Its three STM32U3C5 rows name no built-in target: the series table gives their core."""
     rows = read_rows(PUBLISHED, SHARED / "models")
     assert {row.family for row in rows if row.board.startswith("U3C5")} == {"cortex-m33"}
