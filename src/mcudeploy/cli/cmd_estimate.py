@@ -24,6 +24,7 @@ from ..driver import deploy
 from ..errors import UsageError
 from ..estimate import estimate, runtime_names
 from ..estimate.calibrate import calibrate, read_rows
+from ..estimate.estimator import check_runtime
 from ..estimate.overlay import load_overlay, overlay_toml
 from ..estimate.render import LAYER_HEADER, layer_rows, summary_lines, top_lines
 from ..options import DeploymentOptions
@@ -85,6 +86,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if options.target is None:
         raise UsageError("mcudeploy estimate needs --target NAME (see 'mcudeploy targets') or a target .toml file")
     overlay = load_overlay(args.overlay) if args.overlay is not None else None
+    check_runtime(args.runtime, overlay)
     deployment = deploy(args.model, options, input_shapes=input_shapes_from(args))
     note_deployment(deployment)
     result = estimate(deployment, runtime=args.runtime, core_clock_hz=args.core_clock,

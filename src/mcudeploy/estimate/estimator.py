@@ -127,9 +127,19 @@ def _resolve_runtime(runtime: str, overlay: Overlay | None) -> RuntimeProfile:
         if labelled is not None:
             return labelled
         if runtime not in runtime_profiles():
+            versions = ", ".join(repr(name) for name in sorted(overlay.runtimes) if name not in runtime_profiles())
             raise UsageError(f"--runtime {runtime!r}: unknown runtime; choose a profile ({', '.join(runtime_profiles())}) "
-                             f"or a calibrated library version ({', '.join(repr(n) for n in sorted(overlay.runtimes))})")
+                             f"or a calibrated library version ({versions})")
     return runtime_profile(runtime)
+
+
+def check_runtime(runtime: str, overlay: Overlay | str | Path | None = None) -> None:
+    """Refuse an unknown ``--runtime`` before any work (the shipped labels and the overlay's count)."""
+    if overlay is not None and not isinstance(overlay, Overlay):
+        overlay = load_overlay(overlay)
+    shipped = shipped_overlay()
+    merged = overlay.merged_over(shipped) if overlay is not None and shipped is not None else (overlay or shipped)
+    _resolve_runtime(runtime, merged)
 
 
 def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay: Overlay | None) -> Setting:
