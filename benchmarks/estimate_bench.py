@@ -1,7 +1,7 @@
 """The latency estimator against reality: QEMU instruction counts, published boards, the
 STM32N6 NPU, and the placement cliffs.
 
-    python benchmarks/estimate_bench.py [--sections qemu lobo n6 cliffs timing] [--quick]
+    python benchmarks/estimate_bench.py [--sections qemu calibration n6 cliffs timing] [--quick]
                                         [--kernels reference auto]
 
 1. **qemu**: every shared full-integer model (conftest.INT8_MODELS), generated as C and run
@@ -13,12 +13,10 @@ STM32N6 NPU, and the placement cliffs.
    instruction model was fitted on synthetic layers only (tools/fit_instruction_model.py), so
    these models are a test set. A layer counts as within 5 % when ``|est - meas| <= 5 %`` of
    the measured count or <= 2 SysTick ticks (80 / 62.5 instructions: the profile's resolution).
-2. **lobo**: the X-CUBE-AI and microTVM + CMSIS-NN rows of
-   ``published_latency/mlperf_tiny_stm32.csv`` with the ``cmsis-nn`` profile and
-   leave-one-board-out calibration: for each board (SoC), ``estimate --calibrate`` on the rows of
-   every other board, then predict this board's rows with the overlay (the row's runtime label;
-   a version no other board measured gets its framework's mean; a framework no other board
-   measured gets the bare profile). Also the uncalibrated profile.
+2. **calibration**: the shipped defaults (``estimate/data/calibration.toml``) against every
+   published board latency, leave-one-board-out and leave-one-model-out, the per-core CPI table,
+   the per-label bands, and ``estimate MODEL --target stm32h743 --core-clock 280e6`` against the
+   published Cortex-M7 figures (``benchmarks/estimate_calibration.py`` has the method).
 3. **n6**: the single int8 layers of ``published_latency/n6_single_layers.csv`` (64x64x3 input,
    built here as IR graphs, SAME padding) on stm32n6 with inputs / outputs in user buffers as in
    ST's measurement; the model's latency, epochs, work buffer and failure verdict against ST's.
@@ -37,7 +35,6 @@ a re-run after a new fit re-measures only programs whose code changed.
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import json
 import logging
@@ -52,10 +49,9 @@ from paths import INT8_MODELS, REPO, RESULTS, SHARED, SHARED_MODELS
 
 sys.path.insert(0, str(REPO / "tools"))
 
+from estimate_calibration import calibration_markdown, run_calibration  # noqa: E402
 from mcudeploy.driver import deploy  # noqa: E402
 from mcudeploy.estimate import estimate  # noqa: E402
-from mcudeploy.estimate.calibrate import Row, calibrate, target_for  # noqa: E402
-from mcudeploy.estimate.overlay import framework_of, normal_label  # noqa: E402
 from mcudeploy.importers import load_model  # noqa: E402
 from mcudeploy.options import DeploymentOptions  # noqa: E402
 from mcudeploy.targets import MemoryRegion, load_target  # noqa: E402
@@ -176,70 +172,6 @@ def qemu_markdown(cases: list[dict]) -> list[str]:
 @lru_cache(maxsize=None)
 def _deployment(model: Path, target: str):
     return deploy(model, DeploymentOptions(target=target))
-
-
-def published_rows() -> list[Row]:
-    """X-CUBE-AI and microTVM + CMSIS-NN rows of the MLPerf Tiny CSV whose SoC is a built-in target."""
-    rows = []
-    with open(PUBLISHED / "mlperf_tiny_stm32.csv", newline="") as handle:
-        for line, record in enumerate(csv.DictReader(handle), start=2):
-            framework, system = record["framework"], record["system"].upper().replace("_", "-")
-            cmsis_tvm = framework == "microTVM" and "CMSIS" in system
-            if not (framework.startswith("X-CUBE-AI") or cmsis_tvm):
-                continue
-            target = target_for(record["soc"])
-            if target is None:
-                continue
-            label = "microtvm cmsis-nn" if cmsis_tvm else normal_label(framework)
-            rows.append(Row(line, SHARED_MODELS / record["model"], target, float(record["cpu_mhz"]) * 1e6, label,
-                            "cmsis-nn", float(record["latency_ms"])))
-    return rows
-
-
-def _predict(row: Row, overlay) -> tuple[float, str]:
-    labels = overlay.runtimes if overlay is not None else {}
-    runtime = row.label if row.label in labels else framework_of(row.label)
-    runtime = runtime if runtime in labels else "cmsis-nn"
-    result = estimate(_deployment(row.model, row.target), runtime=runtime, core_clock_hz=row.clock_hz, overlay=overlay)
-    return result.latency_ms, runtime
-
-
-def run_lobo() -> dict:
-    rows = published_rows()
-    results = []
-    for board in sorted({row.target for row in rows}):
-        training = [copy.copy(row) for row in rows if row.target != board]
-        overlay = calibrate(training, _deployment, f"all boards but {board}").overlay
-        for row in (r for r in rows if r.target == board):
-            predicted, runtime = _predict(row, overlay)
-            bare, _ = _predict(row, None)
-            results.append({"line": row.line, "board": board, "label": row.label, "model": row.model.stem,
-                            "clock_mhz": row.clock_hz / 1e6, "measured_ms": row.measured_ms,
-                            "predicted_ms": round(predicted, 3), "error": predicted / row.measured_ms - 1,
-                            "runtime_used": runtime, "uncalibrated_ms": round(bare, 3),
-                            "uncalibrated_error": bare / row.measured_ms - 1})
-    errors = [abs(r["error"]) for r in results]
-    worst = max(results, key=lambda r: abs(r["error"]))
-    per_board = {b: statistics.median(abs(r["error"]) for r in results if r["board"] == b) for b in {r["board"] for r in results}}
-    return {"rows": results, "median_abs_error": statistics.median(errors), "worst": worst, "per_board_median": per_board,
-            "uncalibrated_median_abs_error": statistics.median(abs(r["uncalibrated_error"]) for r in results),
-            "xcubeai_median_abs_error": statistics.median(abs(r["error"]) for r in results if r["label"].startswith("x-cube"))}
-
-
-def lobo_markdown(lobo: dict) -> list[str]:
-    worst = lobo["worst"]
-    lines = ["## 2. Published MLPerf Tiny latencies, runtime profile cmsis-nn, leave-one-board-out", "",
-             f"**Median absolute error {lobo['median_abs_error']:.1%}** over {len(lobo['rows'])} rows "
-             f"(X-CUBE-AI rows alone: {lobo['xcubeai_median_abs_error']:.1%}); worst {_pct(worst['error'])} "
-             f"({worst['model']}, {worst['label']}, {worst['board']}). Uncalibrated profile: median "
-             f"{lobo['uncalibrated_median_abs_error']:.1%}. Median per left-out board: "
-             + ", ".join(f"{b} {v:.1%}" for b, v in sorted(lobo["per_board_median"].items())) + ".", "",
-             "| CSV line | left-out board | runtime label | model | MHz | measured ms | predicted ms | error | overlay entry used | uncalibrated ms |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in lobo["rows"]:
-        lines.append(f"| {r['line']} | {r['board']} | {r['label']} | {r['model']} | {r['clock_mhz']:g} | {r['measured_ms']:g} | "
-                     f"{r['predicted_ms']:g} | {_pct(r['error'])} | {r['runtime_used']} | {r['uncalibrated_ms']:g} |")
-    return lines
 
 
 # ---------------------------------------------------------------- 3. STM32N6 single layers
@@ -448,7 +380,7 @@ def run_timing() -> dict:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sections", nargs="+", default=["qemu", "lobo", "n6", "cliffs", "timing"])
+    parser.add_argument("--sections", nargs="+", default=["qemu", "calibration", "n6", "cliffs", "timing"])
     parser.add_argument("--quick", action="store_true", help="qemu section on two small models only")
     parser.add_argument("--kernels", nargs="+", default=["reference", "auto"], choices=("reference", "auto"),
                         help="qemu section: the kernel preferences (the others' cases are kept from the .json)")
@@ -464,8 +396,8 @@ def main(argv: list[str]) -> int:
         kept = [case for case in previous.get("qemu", []) if case["preference"] not in args.kernels]
         results["qemu"] = sorted(kept + fresh, key=lambda c: (list(BOARDS).index(c["board"]),
                                                            c["preference"] != "reference"))
-    if "lobo" in args.sections:
-        results["lobo"] = run_lobo()
+    if "calibration" in args.sections:
+        results["calibration"] = run_calibration(_deployment)
     if "n6" in args.sections:
         results["n6"] = run_n6()
     if "cliffs" in args.sections:
@@ -473,7 +405,7 @@ def main(argv: list[str]) -> int:
                                         "mlperf_tiny/dscnn_kws_int8.tflite"])
     if "timing" in args.sections:
         results["timing"] = run_timing()
-    results = {**previous, **results}
+    results = {**{key: value for key, value in previous.items() if key != "lobo"}, **results}
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     args.out.write_text("\n".join(render(results)) + "\n")
     log.info("wrote %s", args.out)
@@ -487,8 +419,8 @@ def render(results: dict) -> list[str]:
              "synthetic layers only).", ""]
     if "qemu" in results:
         lines += qemu_markdown(results["qemu"]) + [""]
-    if "lobo" in results:
-        lines += lobo_markdown(results["lobo"]) + [""]
+    if "calibration" in results:
+        lines += calibration_markdown(results["calibration"]) + [""]
     if "n6" in results:
         lines += n6_markdown(results["n6"]) + [""]
     if "cliffs" in results:

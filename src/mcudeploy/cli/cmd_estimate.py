@@ -24,6 +24,7 @@ from ..driver import deploy
 from ..errors import UsageError
 from ..estimate import estimate, runtime_names
 from ..estimate.calibrate import calibrate, read_rows
+from ..estimate.estimator import check_runtime
 from ..estimate.overlay import load_overlay, overlay_toml
 from ..estimate.render import LAYER_HEADER, layer_rows, summary_lines, top_lines
 from ..options import DeploymentOptions
@@ -52,8 +53,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_deployment_arguments(parser)
     group = parser.add_argument_group("estimate")
     group.add_argument("--runtime", default="mcudeploy", metavar="NAME",
-                       help=f"runtime profile: {', '.join(runtime_names())} (default mcudeploy), or a runtime "
-                            "label of --overlay")
+                       help=f"runtime profile: {', '.join(runtime_names())} (default mcudeploy), or a library "
+                            "version the shipped defaults or --overlay calibrated (e.g. \"x-cube-ai 10.2\")")
     group.add_argument("--core-clock", type=_hertz, metavar="HZ", help="core clock instead of the target's")
     group.add_argument("--npu-clock", type=_hertz, metavar="HZ", help="NPU clock instead of the target's")
     group.add_argument("--overlay", type=Path, metavar="FILE.toml", help="calibrated constants (from --calibrate)")
@@ -85,6 +86,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if options.target is None:
         raise UsageError("mcudeploy estimate needs --target NAME (see 'mcudeploy targets') or a target .toml file")
     overlay = load_overlay(args.overlay) if args.overlay is not None else None
+    check_runtime(args.runtime, overlay)
     deployment = deploy(args.model, options, input_shapes=input_shapes_from(args))
     note_deployment(deployment)
     result = estimate(deployment, runtime=args.runtime, core_clock_hz=args.core_clock,
@@ -142,7 +144,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     for line in result.overlay.header.splitlines():
         console.print(line, markup=False)
     for row in result.rows:
-        console.print(f"  line {row.line}: {row.model.name} on {row.target} ({row.label}): measured "
+        where = row.board if row.board == row.target else f"{row.board} (on {row.target}'s memories)"
+        console.print(f"  line {row.line}: {row.model.name} on {where} ({row.label}): measured "
                       f"{row.measured_ms:.4g} ms, fitted {row.predicted_ms:.4g} ms "
                       f"({row.predicted_ms / row.measured_ms - 1:+.1%})", markup=False)
     if args.output is not None:

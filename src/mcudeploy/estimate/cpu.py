@@ -4,6 +4,7 @@
     compute      = (instructions - call part) x factor(core, class) x cpi(core, class)
     overhead     = (call part + runtime's per-layer instructions) x factor x cpi
     memory       = sum over operand streams of wait_cycles(stream, region)     (:mod:`.memory`)
+                   + flash weight bytes x flash_cycles_per_weight_byte  (calibrated, :mod:`.latency_fit`)
     cycles       = (compute + overhead) x scale(runtime label) x scale(kernel class) + memory
     time_us      = cycles / f_core x 1e6
 
@@ -20,7 +21,7 @@ from .causes import compute_detail, describe, memory_cause, overhead_detail
 from .features import features_of
 from .instructions import lookup
 from .kernel_map import feature_family, kernel_of
-from .memory import cache_of, fills_of, missing_figures, wait_cycles
+from .memory import cache_of, fills_of, missing_figures, prefetches, wait_cycles
 from .records import LayerCost
 from .traffic import accesses_of
 
@@ -71,7 +72,10 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     cost.bytes_read, cost.bytes_written = _byte_counts(accesses)
     if problems:
         return _unknown(cost, "; ".join(problems))
-    cost.memory_cycles = memory
+    cost.flash_weight_bytes = flash_weight_bytes(node, setting)
+    # the flash's wait is a time: at another core clock its cycles scale as the memory model's do
+    cost.memory_cycles = memory + (cost.flash_weight_bytes * setting.flash_cycles_per_byte
+                                   * setting.core_clock_hz / setting.target_clock_hz)
     cost.cycles = cost.compute_cycles + cost.overhead_cycles + cost.memory_cycles
     cost.time_us = cost.cycles / setting.core_clock_hz * 1e6
     cost.bound = bound_of(cost.compute_cycles, cost.memory_cycles, cost.overhead_cycles)
@@ -79,6 +83,20 @@ def cpu_layer_cost(node: Node, setting, context: dict) -> LayerCost:
     cost.notes.append(f"{code_class} code, {fit.variant} fit on {fit.build} ({fit.samples} samples, "
                       f"max error {fit.max_relative_error:.1%})")
     return cost
+
+
+def flash_weight_bytes(node: Node, setting) -> int:
+    """Bytes of the node's constant operands (weights, biases) that the plan left in internal flash:
+    the calibrated streaming cost (``flash_cycles_per_weight_byte``, :mod:`.latency_fit`: what the
+    flash interface's prefetch does not hide) applies to them. External flash is charged every
+    line fill by the memory model already."""
+    total = 0
+    for value in node.inputs:
+        if value is not None and value.is_constant:
+            region = setting.regions.get(setting.region_of(value))
+            if region is not None and prefetches(region):
+                total += value.nbytes
+    return total
 
 
 def _memory_cycles(accesses, setting, compute: float) -> tuple[float, list[str], tuple]:

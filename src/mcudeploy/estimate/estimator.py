@@ -11,9 +11,14 @@ the runtime's per-inference overhead (``network_run``'s checks and input / outpu
 measured; an NPU run's software control, ``[npu] run_overhead_us``). Nodes the plan made no-ops
 (a concatenation written in place) cost nothing.
 
-``runtime``: a profile of ``data/runtimes.toml`` or a runtime label of ``overlay`` (a
-calibrated profile). ``core_clock_hz`` / ``npu_clock_hz`` replace the target's clocks (boards
-often run below the maximum): cycles stay, wait states of slow memories scale with the clock.
+``runtime``: a profile of ``data/runtimes.toml`` or a runtime label of the overlay (a
+calibrated profile: a library version such as ``x-cube-ai 10.2``). The overlay is the shipped
+defaults (``data/calibration.toml``: constants fitted on every public board measurement,
+:mod:`.latency_fit`) with the user's ``overlay`` laid over them; ``defaults=False`` leaves the
+shipped defaults out (the Arm-derived priors a calibration fits against). The estimate carries
+the label's cross-validated error (``Estimate.expected_error``). ``core_clock_hz`` /
+``npu_clock_hz`` replace the target's clocks (boards often run below the maximum): cycles stay,
+wait states of slow memories scale with the clock.
 
 Bad input is an error, never a silent zero: no target, a non-positive clock, NPU nodes on a
 target whose ``[npu]`` lacks the figures the NPU model needs (all missing keys named). A region
@@ -34,8 +39,8 @@ from .instructions import overhead as measured_overhead
 from .kernel_loops import requant_context
 from .kernel_map import is_depthwise
 from .npu import group_epochs, missing_npu_figures, npu_epoch_cost
-from .overlay import Overlay, load_overlay
-from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile
+from .overlay import Overlay, check_core, load_overlay, shipped_overlay
+from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile, runtime_profiles
 from .records import Estimate, LayerCost
 
 if TYPE_CHECKING:
@@ -57,6 +62,7 @@ class Setting:
     npu_clock_hz: float | None
     regions: dict[str, MemoryRegion] = field(default_factory=dict)
     epoch_controller: bool = True
+    flash_cycles_per_byte: float = 0.0    # calibrated weight-streaming cost (0 uncalibrated)
 
     @property
     def scale(self) -> float:
@@ -122,7 +128,20 @@ def _resolve_runtime(runtime: str, overlay: Overlay | None) -> RuntimeProfile:
         labelled = overlay.runtime(runtime)
         if labelled is not None:
             return labelled
+        if runtime not in runtime_profiles():
+            versions = ", ".join(repr(name) for name in sorted(overlay.runtimes) if name not in runtime_profiles())
+            raise UsageError(f"--runtime {runtime!r}: unknown runtime; choose a profile ({', '.join(runtime_profiles())}) "
+                             f"or a calibrated library version ({versions})")
     return runtime_profile(runtime)
+
+
+def check_runtime(runtime: str, overlay: Overlay | str | Path | None = None) -> None:
+    """Refuse an unknown ``--runtime`` before any work (the shipped labels and the overlay's count)."""
+    if overlay is not None and not isinstance(overlay, Overlay):
+        overlay = load_overlay(overlay)
+    shipped = shipped_overlay()
+    merged = overlay.merged_over(shipped) if overlay is not None and shipped is not None else (overlay or shipped)
+    _resolve_runtime(runtime, merged)
 
 
 def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay: Overlay | None) -> Setting:
@@ -136,7 +155,54 @@ def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay:
     variants = {name: choice.variant for name, choice in deployment.kernels.choices.items()}
     return Setting(target, deployment.plan, variants, model, _resolve_runtime(runtime, overlay),
                    core_clock_hz or target.core.clock_hz, target.core.clock_hz, npu_clock,
-                   {r.name: r for r in target.regions}, bool(target.npu and target.npu.epoch_controller))
+                   {r.name: r for r in target.regions}, bool(target.npu and target.npu.epoch_controller),
+                   overlay.flash_cycles_per_byte if overlay is not None else 0.0)
+
+
+def _overlay_for(deployment, overlay: Overlay | str | Path | None, defaults: bool) -> Overlay | None:
+    """The user's overlay laid over the shipped defaults (``defaults=False``: the user's alone, or
+    none: the Arm-derived priors, which is what a calibration fits against)."""
+    if overlay is not None and not isinstance(overlay, Overlay):
+        overlay = load_overlay(overlay)
+    if overlay is not None:
+        target = deployment.target
+        check_core(overlay, core_model(target.core, target.source).family, target.name)
+    shipped = shipped_overlay() if defaults else None
+    if shipped is None:
+        return overlay
+    return shipped if overlay is None else overlay.merged_over(shipped)
+
+
+def expected_error(overlay: Overlay | None, setting: Setting) -> tuple[str, float | None]:
+    """The cross-validated error of the label the estimate used, in words, and the band printed
+    beside the figure (:func:`_band`; None uncalibrated or not cross-validated)."""
+    if overlay is None:
+        return "uncalibrated (Arm-derived CPI, no board measurement applied)", None
+    label = setting.profile.label or setting.profile.name
+    family = setting.core_model.family
+    if family not in overlay.cpi:
+        return (f"not cross-validated: no board with a {family} was measured, its CPI is Arm's prior "
+                "(data/cores.toml)"), None
+    errors = overlay.errors.get(label)
+    if errors:
+        parts = [f"+-{errors[key]:.0%} median (worst {errors.get(key + '_worst', 0):.0%}) {key.replace('_', '-')}"
+                 if key in errors else f"{key.replace('_', '-')}: not measurable (one {what} only)"
+                 for key, what in (("leave_one_board_out", "board"), ("leave_one_model_out", "model"))]
+        return ", ".join(parts) + f", runtime {label}", _band(errors)
+    if label in overlay.runtimes:
+        return f"runtime {label} calibrated by {overlay.source}, not cross-validated (its header has the fit error)", None
+    generic = overlay.errors.get("*")
+    if generic is None:
+        return f"not cross-validated for runtime {label}", None
+    return (f"runtime {label} was measured on no board: the {family} CPI is calibrated, the libraries' "
+            f"cross-validated median is +-{generic['leave_one_board_out']:.0%} leave-one-board-out, "
+            f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out"), _band(generic)
+
+
+def _band(errors: dict[str, float]) -> float:
+    """The band printed beside the figure: the larger of the two cross-validated medians (a new
+    model on a new board is both kinds of unseen)."""
+    return max(errors.get("leave_one_board_out", 0.0), errors.get("leave_one_model_out", 0.0))
 
 
 def kernel_context(deployment, node) -> dict:
@@ -224,11 +290,11 @@ def _overhead(deployment, setting: Setting, layers: list[LayerCost]) -> tuple[fl
 
 
 def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None = None,
-             npu_clock_hz: float | None = None, overlay: Overlay | str | Path | None = None) -> Estimate:
+             npu_clock_hz: float | None = None, overlay: Overlay | str | Path | None = None,
+             defaults: bool = True) -> Estimate:
     """The latency, traffic and bandwidth estimate of ``deployment`` (module docstring)."""
     _check(deployment, core_clock_hz, npu_clock_hz)
-    if overlay is not None and not isinstance(overlay, Overlay):
-        overlay = load_overlay(overlay)
+    overlay = _overlay_for(deployment, overlay, defaults)
     if _uses_npu(deployment):
         missing = missing_npu_figures(deployment.target.npu)
         if missing:
@@ -245,6 +311,9 @@ def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None
         notes.append(f"precision {deployment.precision}: mcudeploy generates code for full-integer models only; "
                      "the figures are those of the int8 kernels")
     overhead_us, overhead_instructions = _overhead(deployment, setting, layers)
+    band, median = expected_error(overlay, setting) if not _uses_npu(deployment) else \
+        ("NPU epochs: see benchmarks/results/estimate.md section 3 (STM32N6 single layers)", None)
     return Estimate(deployment.name, target.name, setting.profile.label or setting.profile.name, setting.core_clock_hz,
                     setting.npu_clock_hz, layers, overhead_us, overhead_instructions,
-                    overlay.source if overlay is not None else None, notes, power, deployment.executor)
+                    overlay.source if overlay is not None else None, notes, power, band, median,
+                    deployment.executor)

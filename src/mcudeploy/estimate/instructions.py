@@ -72,8 +72,14 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
         candidates.append((runtime, runtime_variant, proxy, f"kernel {kernel} not measured: counted with "
                            f"the {proxy} fit (the loop nest it shares)"))
     if runtime == "cmsis-nn":
-        candidates.append(("mcudeploy", "reference", _reference_kernel(base),
+        reference = _reference_kernel(base)
+        candidates.append(("mcudeploy", "reference", reference,
                            "no CMSIS-NN kernel: TFLite Micro's reference kernel, counted as mcudeploy's reference"))
+        reference_proxy = _unmeasured_proxy(reference)
+        if reference_proxy is not None:
+            candidates.append(("mcudeploy", "reference", reference_proxy,
+                               f"no CMSIS-NN kernel: TFLite Micro's reference {reference}, not measured: counted "
+                               f"with mcudeploy's reference {reference_proxy} fit (the loop nest it shares)"))
     for other_runtime, other_variant, other_kernel, note in candidates:
         fit = _fit(other_runtime, build, other_variant, other_kernel)
         if fit is not None:

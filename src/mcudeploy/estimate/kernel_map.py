@@ -34,7 +34,13 @@ MCUDEPLOY_FAMILIES = {
 # requantize is one mbqm + clamp per element, as mcu_leaky_relu_s8 (-23 % on that layer). Add
 # samples of them to tools/instruction_samples.py and re-run tools/fit_instruction_model.py to
 # measure them instead.
-UNMEASURED_PROXIES = {"conv_accumulate": "conv2d", "requantize_accumulator": "leaky_relu"}
+# The one-pass element-wise kernels nobody measured (quantize: a multiply, round and clamp per
+# element; dequantize: a subtract and multiply; transpose / strided slice / resize / pad: an index
+# computation, a load and a store) are counted as mcu_leaky_relu_s8, the measured one-pass kernel
+# of the same loop nest (NHWC levels, one load, a little arithmetic, one store per element).
+UNMEASURED_PROXIES = {"conv_accumulate": "conv2d", "requantize_accumulator": "leaky_relu",
+                      **{kernel: "leaky_relu" for kernel in ("quantize", "dequantize", "transpose", "strided_slice",
+                                                             "resize", "pad")}}
 # CMSIS-NN functions by family (the wrappers' choice for Conv is made in cmsis_conv_family)
 CMSIS_FAMILIES = {
     "Gemm": "fully_connected", "MatMul": "fully_connected", "Add": "add", "Sub": "add", "Mul": "mul",
@@ -94,7 +100,8 @@ def cmsis_kernel(node: Node, helium: bool) -> str | None:
         return None    # int16 CMSIS-NN kernels are not measured
     if node.op == "Conv":
         return cmsis_conv_family(node, helium)
-    return CMSIS_FAMILIES.get(node.op)
+    # no CMSIS-NN function: TFLite Micro runs its reference kernel (lookup counts it as ours)
+    return CMSIS_FAMILIES.get(node.op) or mcudeploy_kernel(node)
 
 
 def kernel_of(node: Node, runtime: str, helium: bool = False) -> str | None:

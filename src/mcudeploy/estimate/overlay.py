@@ -14,6 +14,15 @@ Format (TOML; every table optional)::
     [frameworks."x-cube-ai"]        # the framework of labels "x-cube-ai <version>": its factor
     class_scale = { convolution = 0.9, depthwise = 0.7, fully_connected = 1.3 }   # per kernel class
 
+    [memory]
+    flash_cycles_per_weight_byte = 0.7   # weight streaming from flash the prefetch does not hide
+
+    [errors."x-cube-ai 10.2"]       # cross-validated error of the label (the shipped defaults)
+    leave_one_board_out = 0.11      # median |error|, and the worst case
+    leave_one_board_out_worst = 0.5
+    leave_one_model_out = 0.14
+    leave_one_model_out_worst = 0.6
+
 Input: a file path. Output: :class:`Overlay` (what :func:`.estimator.estimate` applies: the
 CPI of a core family replaced; for a runtime label, its profile with the label's scale and its
 framework's factor per kernel class). Every problem is a :class:`~mcudeploy.errors.UsageError`
@@ -26,9 +35,11 @@ import math
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import UsageError
+from ..package_data import package_folder
 from .profiles import CODE_CLASSES, CoreModel, RuntimeProfile, core_models, runtime_profiles
 
 
@@ -40,6 +51,15 @@ class Overlay:
     runtimes: dict[str, tuple[str, float]] = field(default_factory=dict)  # label -> (profile, scale)
     class_scales: dict[str, dict[str, float]] = field(default_factory=dict)   # framework -> class -> factor
     header: str = ""
+    flash_cycles_per_byte: float = 0.0
+    errors: dict[str, dict[str, float]] = field(default_factory=dict)    # label -> cross-validated errors
+
+    def merged_over(self, base: "Overlay") -> "Overlay":
+        """This overlay laid over ``base`` (the shipped defaults): its entries win, ``base`` fills the rest."""
+        cpi = {family: {**base.cpi.get(family, {}), **self.cpi.get(family, {})} for family in {*base.cpi, *self.cpi}}
+        return Overlay(self.source, cpi, {**base.runtimes, **self.runtimes},
+                       {**base.class_scales, **self.class_scales}, self.header,
+                       self.flash_cycles_per_byte or base.flash_cycles_per_byte, {**base.errors, **self.errors})
 
     def apply_core(self, model: CoreModel) -> CoreModel:
         cpi = self.cpi.get(model.family)
@@ -52,6 +72,29 @@ class Overlay:
         profile, scale = self.runtimes[name]
         return replace(runtime_profiles()[profile], scale=scale, label=name,
                        class_scale=dict(self.class_scales.get(framework_of(name), {})))
+
+
+SHIPPED_FILE = "calibration.toml"
+
+
+@lru_cache(maxsize=1)
+def shipped_overlay() -> Overlay | None:
+    """The shipped defaults: ``data/calibration.toml`` (made by ``tools/fit_latency_defaults.py``
+    from the public board measurements), or None when the file is absent."""
+    path = package_folder(__package__) / "data" / SHIPPED_FILE
+    if not path.is_file():
+        return None
+    overlay = load_overlay(path)
+    overlay.source = "shipped defaults (estimate/data/calibration.toml)"
+    return overlay
+
+
+def check_core(overlay: Overlay, family: str, target: str) -> None:
+    """A user's overlay that calibrates other cores only: one line saying so (never applied silently)."""
+    if overlay.cpi and family not in overlay.cpi:
+        raise UsageError(f"--overlay {overlay.source}: calibrates {', '.join(sorted(overlay.cpi))}, not {family} "
+                         f"(the core of target {target}); fit one on measurements of a {family} board "
+                         "(estimate --calibrate) or leave --overlay out for the shipped defaults")
 
 
 def normal_label(framework: str) -> str:
@@ -102,12 +145,31 @@ def load_overlay(path: str | Path) -> Overlay:
         raise UsageError(f"--overlay {path}: no such file") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise UsageError(f"--overlay {path}: not a readable TOML overlay ({err})") from None
-    unknown = set(document) - {"cores", "runtimes", "frameworks"}
+    unknown = set(document) - set(TABLES)
     if unknown:
-        raise UsageError(f"--overlay {path}: unknown table(s) {', '.join(sorted(unknown))}; known: cores, "
-                         "runtimes, frameworks")
+        raise UsageError(f"--overlay {path}: unknown table(s) {', '.join(sorted(unknown))}; known: {', '.join(TABLES)}")
+    memory = document.get("memory", {})
+    if not isinstance(memory, dict) or set(memory) - {"flash_cycles_per_weight_byte"}:
+        raise UsageError(f"--overlay {path}: [memory] takes flash_cycles_per_weight_byte only")
+    flash = memory.get("flash_cycles_per_weight_byte")
     return Overlay(str(path), _cores(document.get("cores", {}), str(path)), _runtimes(document.get("runtimes", {}), str(path)),
-                   _frameworks(document.get("frameworks", {}), str(path)))
+                   _frameworks(document.get("frameworks", {}), str(path)),
+                   flash_cycles_per_byte=0.0 if flash is None else _positive(flash, f"{path}: [memory] "
+                                                                            "flash_cycles_per_weight_byte"),
+                   errors=_errors(document.get("errors", {}), str(path)))
+
+
+TABLES = ("cores", "runtimes", "frameworks", "memory", "errors")
+ERROR_KEYS = ("leave_one_board_out", "leave_one_board_out_worst", "leave_one_model_out", "leave_one_model_out_worst")
+
+
+def _errors(table, source: str) -> dict[str, dict[str, float]]:
+    result = {}
+    for label, entry in table.items():
+        if not isinstance(entry, dict) or set(entry) - set(ERROR_KEYS):
+            raise UsageError(f"{source}: [errors.{label!r}] takes {', '.join(ERROR_KEYS)}")
+        result[label] = {key: _positive(value, f"{source}: [errors.{label!r}] {key}") for key, value in entry.items()}
+    return result
 
 
 def _frameworks(table, source: str) -> dict[str, dict[str, float]]:
@@ -137,6 +199,10 @@ def overlay_toml(overlay: Overlay) -> str:
     for framework, scales in sorted(overlay.class_scales.items()):
         body = ", ".join(f"{group} = {_value(value)}" for group, value in sorted(scales.items()))
         lines += ["", f"[frameworks.{_quoted(framework)}]", f"class_scale = {{ {body} }}"]
+    if overlay.flash_cycles_per_byte:
+        lines += ["", "[memory]", f"flash_cycles_per_weight_byte = {_value(overlay.flash_cycles_per_byte)}"]
+    for label, errors in sorted(overlay.errors.items()):
+        lines += ["", f"[errors.{_quoted(label)}]", *(f"{key} = {_value(value)}" for key, value in errors.items())]
     return "\n".join(lines).lstrip("\n") + "\n"
 
 

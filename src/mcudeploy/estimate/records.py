@@ -34,6 +34,7 @@ class LayerCost:
     macc: int
     compute_cycles: float = 0.0           # CPU: instructions x CPI; NPU: MAC array cycles
     instructions: float = 0.0             # CPU only
+    flash_weight_bytes: int = 0           # CPU: bytes of constant operands in flash (calibrated streaming cost)
     npu_cycles: float = 0.0               # NPU only: the epoch's cycles
     memory_cycles: float = 0.0            # CPU: wait states; NPU: the slowest stream / memory
     overhead_cycles: float = 0.0          # call, epoch set-up
@@ -73,6 +74,8 @@ class Estimate:
     overlay: str | None = None
     notes: list[str] = field(default_factory=list)
     power_mw: dict[str, float] = field(default_factory=dict)   # device -> active power
+    expected_error: str = ""              # the runtime profile's cross-validated error, in words
+    expected_error_band: float | None = None     # printed beside the figure: the larger cross-validated median
     executor: str = "mcudeploy"           # who runs the nodes: mcudeploy (its CPU code) | vendor-npu
 
     @property
@@ -145,6 +148,7 @@ class Estimate:
                 "core_clock_hz": self.core_clock_hz, "npu_clock_hz": self.npu_clock_hz,
                 "latency_ms": round(self.latency_ms, 6), "complete": self.complete,
                 "unknown_layers": [layer.node for layer in self.layers if not layer.known],
+                "unknown_layer_ops": {layer.node: layer.op for layer in self.layers if not layer.known},
                 "failures": self.failures,
                 "overhead_us": round(self.overhead_us, 3),
                 "cpu_instructions": round(self.cpu_instructions),
@@ -153,7 +157,8 @@ class Estimate:
                 "peak_bandwidth_bytes_per_s": {r: round(v) for r, v in self.peak_bandwidth().items()},
                 "device_share": {d: round(v, 4) for d, v in self.device_share().items()},
                 "energy_uj": None if self.energy_uj is None else round(self.energy_uj, 3),
-                "overlay": self.overlay, "notes": list(self.notes)}
+                "overlay": self.overlay, "expected_error": self.expected_error,
+                "expected_error_band": self.expected_error_band, "notes": list(self.notes)}
 
     def to_json(self) -> dict:
         return {**self.summary(), "layers": [asdict(layer) for layer in self.layers]}

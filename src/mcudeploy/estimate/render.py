@@ -29,13 +29,16 @@ def _clock(hz: float | None) -> str:
 
 
 def summary_lines(estimate: Estimate) -> list[str]:
-    lines = [f"estimated latency: {estimate.latency_ms:.4g} ms ({estimate.model} on {estimate.target}, "
+    band = f" +-{estimate.expected_error_band:.0%}" if estimate.expected_error_band is not None else ""
+    lines = [f"estimated latency: {estimate.latency_ms:.4g} ms{band} ({estimate.model} on {estimate.target}, "
              f"executor {estimate.executor}, runtime {estimate.runtime}, core {_clock(estimate.core_clock_hz)}"
              + (f", NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "") + ")"]
+    if estimate.expected_error:
+        lines.append(f"expected error: {estimate.expected_error}")
     if not estimate.complete:
-        unknown = [layer.node for layer in estimate.layers if not layer.known]
-        lines.append(f"INCOMPLETE: {len(unknown)} layer(s) unknown, not counted: {', '.join(unknown[:8])}"
-                     + (" ..." if len(unknown) > 8 else ""))
+        unknown = [f"{layer.node} ({layer.op})" for layer in estimate.layers if not layer.known]
+        lines.append(f"INCOMPLETE: {len(unknown)} layer(s) not costed, not counted: {', '.join(unknown[:8])}"
+                     + (f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""))
     for failure in estimate.failures:
         lines.append(f"PREDICTED TO FAIL: {failure}")
     shares = ", ".join(f"{device} {share:.0%}" for device, share in estimate.device_share().items())
@@ -73,8 +76,11 @@ def latency_line(estimate: Estimate) -> str:
     """``estimated latency 1.95 s at 120 MHz (mcudeploy kernels; slowest: conv ...)``."""
     top = estimate.top_layers(1)
     slowest = f"; slowest layer {top[0].node} ({top[0].bound}-bound, {top[0].time_us / 1000:.3g} ms)" if top else ""
-    state = "" if estimate.complete else " (incomplete: some layers unknown)"
-    return (f"estimated latency {estimate.latency_ms:.4g} ms at {_clock(estimate.core_clock_hz)}"
+    unknown = [f"{layer.node} ({layer.op})" for layer in estimate.layers if not layer.known]
+    state = "" if not unknown else (f" (incomplete: {len(unknown)} layer(s) not costed: {', '.join(unknown[:3])}"
+                                    + (" ..." if len(unknown) > 3 else "") + ")")
+    band = f" +-{estimate.expected_error_band:.0%}" if estimate.expected_error_band is not None else ""
+    return (f"estimated latency {estimate.latency_ms:.4g} ms{band} at {_clock(estimate.core_clock_hz)}"
             + (f" / NPU {_clock(estimate.npu_clock_hz)}" if estimate.npu_clock_hz else "")
             + f" (executor {estimate.executor}, runtime {estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
 
