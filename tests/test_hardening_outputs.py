@@ -14,6 +14,7 @@ import pytest
 
 from conftest import shared_model
 from fuzz_models import onnx_conv_net
+from mcudeploy.cli import recording
 from mcudeploy.cli.main import main
 from mcudeploy.runs import RunStore
 from mcudeploy.workflow import load_project
@@ -29,6 +30,7 @@ def _digest(path: Path) -> str:
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(recording, "_store_warning_given", False)   # warned once per process
     monkeypatch.setenv("MCUDEPLOY_NO_RECORD", "1")
     save(onnx_conv_net(random.Random(0)), tmp_path, "m.onnx")
     return tmp_path
@@ -113,7 +115,7 @@ def test_an_output_through_a_symlink_out_of_its_folder_is_refused(workspace, cap
     (outside / "keep.json").write_text("precious")
     (workspace / "out").mkdir()
     os.symlink(outside / "keep.json", workspace / "out" / "a.json")
-    _one_error(capsys, ["analyze", "m.onnx", "--json", "out/a.json"], "symbolic link")
+    _one_error(capsys, ["analyze", "m.onnx", "--json", "out/a.json"], "symbolic link", code=5)
     assert (outside / "keep.json").read_text() == "precious"
 
 
@@ -145,6 +147,11 @@ def test_init_refuses_an_undecodable_name_before_replacing_the_project_file(tmp_
 
 # -- 8, 9: files that are not run stores -----------------------------------------------------
 
+def _not_recorded(caplog) -> list[str]:
+    """The recording hook's warnings (logged: in-process, pytest's handler takes them)."""
+    return [r.getMessage() for r in caplog.records if "run not recorded" in r.getMessage()]
+
+
 def _foreign_sqlite(path: Path) -> None:
     connection = sqlite3.connect(path)
     connection.execute("CREATE TABLE t (x)")
@@ -154,7 +161,7 @@ def _foreign_sqlite(path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["empty", "one byte", "foreign sqlite"])
-def test_a_file_that_is_not_a_store_is_never_made_one(workspace, capsys, monkeypatch, kind):
+def test_a_file_that_is_not_a_store_is_never_made_one(workspace, capsys, caplog, monkeypatch, kind):
     path = workspace / "some.db"
     if kind == "empty":
         path.write_bytes(b"")
@@ -168,19 +175,19 @@ def test_a_file_that_is_not_a_store_is_never_made_one(workspace, capsys, monkeyp
     monkeypatch.delenv("MCUDEPLOY_NO_RECORD")
     monkeypatch.setenv("MCUDEPLOY_RUNS", str(path))
     assert main(["analyze", "m.onnx"]) == 0                 # recording never fails a command
-    assert "run not recorded" in capsys.readouterr().err
+    assert len(_not_recorded(caplog)) == 1
     assert _digest(path) == before and sorted(p.name for p in workspace.iterdir()) == ["m.onnx", "some.db"]
 
 
 @pytest.mark.parametrize("device", ["/dev/null", "/dev/zero", "/dev/full"])
-def test_a_device_as_run_store_creates_no_journal(workspace, capsys, monkeypatch, device):
+def test_a_device_as_run_store_creates_no_journal(workspace, capsys, caplog, monkeypatch, device):
     if not Path(device).exists():
         pytest.skip(f"no {device}")
     journals = [Path(device + suffix) for suffix in ("-journal", "-wal", "-shm")]
     existed = [journal.exists() for journal in journals]
     monkeypatch.delenv("MCUDEPLOY_NO_RECORD")
     assert main(["analyze", "m.onnx", "--runs", device]) == 0
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "run not recorded" in line]
+    warnings = _not_recorded(caplog)
     assert len(warnings) == 1 and device in warnings[0]
     assert [journal.exists() for journal in journals] == existed
     _one_error(capsys, ["runs", "list", "--runs", device], device)
@@ -232,10 +239,10 @@ def test_a_report_name_longer_than_the_limit_is_one_line(store, capsys):
     _one_error(capsys, ["report", "last", "-o", LONG, "--runs", str(store)], "too long")
 
 
-def test_a_run_store_name_longer_than_the_limit_is_one_warning(workspace, capsys, monkeypatch):
+def test_a_run_store_name_longer_than_the_limit_is_one_warning(workspace, caplog, monkeypatch):
     monkeypatch.delenv("MCUDEPLOY_NO_RECORD")
     assert main(["analyze", "m.onnx", "--runs", LONG]) == 0
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "run not recorded" in line]
+    warnings = _not_recorded(caplog)
     assert len(warnings) == 1 and "too long" in warnings[0]
 
 

@@ -9,7 +9,7 @@ Every deployment option given (on the command line or in ``--config``) is a cons
 search never varies. Each trial is one configuration run through the pipeline
 (:func:`mcudeploy.search.run_search`); ``--log FILE`` gets one line per trial (PASS, or FAIL
 with every reason and its numbers) and ``FILE.jsonl`` the same as JSON lines, written as the
-search runs. ``-o`` writes the winning configuration as a ``--config`` file for ``plan``,
+search runs (an existing ``FILE.jsonl`` that is not a trial log is refused, never replaced). ``-o`` writes the winning configuration as a ``--config`` file for ``plan``,
 ``estimate`` and ``generate``. Exit 0 when a configuration passes; 8 when none does (after
 printing the verified what-if fixes); errors exit with their class's code and keep the log
 written so far.
@@ -25,6 +25,7 @@ from ..errors import DoesNotFitError, UsageError
 from ..options import SECTIONS, DeploymentOptions, load_options
 from ..report.console import make_console
 from ..search import Constraints, SearchRequest, load_space_file, run_search
+from ..search.log import check_log_paths
 from ..search.pareto import OBJECTIVES
 from ..search.reasons import exact
 from ..units import parse_size
@@ -55,7 +56,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--backend", choices=("mcudeploy", "vela"), default="mcudeploy",
                        help="compiler to drive: mcudeploy's pipeline, or Arm's Vela (Ethos-U targets, .tflite)")
     group.add_argument("--no-fixes", dest="fixes", action="store_false", help="no what-if fixes when nothing passes")
-    group.add_argument("--log", type=Path, metavar="FILE", help="trial log (and FILE.jsonl: JSON lines)")
+    group.add_argument("--log", type=Path, metavar="FILE",
+                       help="trial log; also writes FILE.jsonl (JSON lines), which must not be a file of yours")
     group.add_argument("-o", "--output", type=Path, metavar="BEST.toml", help="write the best configuration")
     add_json_argument(parser, "the search result (every trial, best, front, critical limit, fixes)")
 
@@ -95,7 +97,9 @@ def _request(args: argparse.Namespace) -> SearchRequest:
 @command("search", "Search compile options (schedule, reuse, regions, split arena, kernels, ...) with a "
          "trial log; verified what-if fixes when nothing fits", _arguments)
 def run(args: argparse.Namespace) -> int:
-    check_outputs({"--log": args.log, "-o": args.output, "--json": args.json}, [args.model, args.config, args.space])
+    check_outputs({"-o": args.output, "--json": args.json}, [args.model, args.config, args.space])
+    if args.log is not None:
+        check_log_paths(args.log, [args.model, args.config, args.space])
     request = _request(args)
     result = run_search(args.model, request)
     if not to_stdout(args.json):

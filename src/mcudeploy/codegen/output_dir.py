@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from ..errors import UnsafePathError, UsageError
+from ..safe_io import check_path_name
 
 MANIFEST = ".mcudeploy-manifest.json"
 MANIFEST_FORMAT = 2
@@ -198,6 +199,7 @@ def _write_manifest(folder: Path, files: dict[str, str]) -> None:
 
 
 def _check_folder(folder: Path, files: dict[str, str]) -> None:
+    check_path_name(folder, "-o")     # a NUL or an over-long name: one line, not an OSError
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: exists and is not a folder; choose a folder")
     for relative in files:
