@@ -164,4 +164,4 @@ def test_a_failed_stage_prints_one_error_line_with_the_right_reason(project, cap
     assert code != 0
     lines = _error_lines(capsys)
     assert len(lines) == 1 and "quantize" in lines[0] and "/dev/zero" in lines[0], lines
-    assert "no such" not in lines[0]
+    assert "not a regular file" in lines[0] and "no such" not in lines[0] and "does not exist" not in lines[0]
