@@ -10,6 +10,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import shared_model
@@ -93,6 +94,16 @@ def test_search_log_rewrites_its_own_sidecar(workspace, capsys):
     assert main(arguments) == 0
     assert main(arguments) == 0          # the second run replaces the first run's log and sidecar
     assert (workspace / "trials.txt.jsonl").read_text().count("\n") >= 1
+
+
+def test_run_never_overwrites_a_user_file_named_like_its_sidecar(workspace, capsys):
+    np.savez(workspace / "x.npz", x=np.zeros((1, 3, 8, 8), np.float32))
+    (workspace / "y.json").write_text('{"mine": true}')
+    _one_error(capsys, ["run", "m.onnx", "--inputs", "x.npz", "-o", "y.npz"], "y.json")
+    assert (workspace / "y.json").read_text() == '{"mine": true}' and not (workspace / "y.npz").exists()
+    (workspace / "y.json").unlink()
+    assert main(["run", "m.onnx", "--inputs", "x.npz", "-o", "y.npz"]) == 0
+    assert main(["run", "m.onnx", "--inputs", "x.npz", "-o", "y.npz"]) == 0     # its own sidecar is replaced
 
 
 @pytest.mark.parametrize("device", ["/dev/null", "/dev/zero", "/dev/full"])
