@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import UsageError
+from .ids import clamp_limit, parse_reference
 from .live import Run, begin_record
 from .location import git_commit
-from .ids import clamp_limit, parse_reference
 from .records import Artefact, RunRecord, sha256_of_file
 from .schema import RunStoreError, check_store_header, check_store_path, create_store, prepare
 
