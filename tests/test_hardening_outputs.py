@@ -60,10 +60,18 @@ def _one_error(capsys, argv: list[str], words: str, code: int = 2) -> str:
                                   ["report", "last", "-o", "{store}", "--runs", "{store}"]])
 def test_an_output_that_is_the_run_store_is_refused(store, capsys, argv):
     before = _digest(store)
-    _one_error(capsys, [a.format(store=store) for a in argv], "the command reads")
+    _one_error(capsys, [a.format(store=store) for a in argv], "would replace")
     assert _digest(store) == before
     with RunStore.open(store) as opened:
         assert len(opened.list_runs()) == 1
+
+
+def test_a_recorded_command_never_writes_over_the_run_store(store, capsys, monkeypatch):
+    before = _digest(store)
+    _one_error(capsys, ["analyze", "m.onnx", "--json", str(store), "--runs", str(store)], "run store")
+    monkeypatch.setenv("MCUDEPLOY_RUNS", str(store))
+    _one_error(capsys, ["analyze", "m.onnx", "--json", str(store)], "run store")
+    assert _digest(store) == before
 
 
 # -- 12 (runs export) and 19 (runs export --csv FOLDER) --------------------------------------
