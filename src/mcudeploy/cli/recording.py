@@ -39,6 +39,8 @@ HTML_COMMANDS = frozenset({"analyze", "plan", "validate"})
 INPUT_OPTIONS = ("model", "quantized", "calib", "inputs", "data", "labels", "test_vectors",
                  "allocation_csv", "target", "memory_pools", "config")
 OUTPUT_OPTIONS = ("output", "json", "json_path", "csv", "png", "plot", "report", "export_tflm", "html")
+# every option naming a file a command writes: none may be the run store
+WRITTEN_OPTIONS = (*OUTPUT_OPTIONS, "log", "save_config")
 # options that do not change what is computed: not part of the configuration hash
 UNHASHED_OPTIONS = ("model", "runs", "no_record", "verbose", "tag", *OUTPUT_OPTIONS)
 
@@ -103,7 +105,7 @@ def _refuse_the_store_as_output(args: argparse.Namespace) -> None:
     from ..runs.location import default_store_path
 
     store = getattr(args, "runs", None) or default_store_path()
-    for name in OUTPUT_OPTIONS:
+    for name in WRITTEN_OPTIONS:
         path = _path_option(args, name)
         if path is None or str(path) == "-":
             continue
