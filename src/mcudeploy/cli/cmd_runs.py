@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..report.console import csv_cell, make_console
+from ..report.console import csv_cell, make_console, printable
 from ..runs import RunStore, default_store_path
 from ..runs.diff import diff_runs
 from ..runs.export import to_csv
@@ -99,4 +99,4 @@ def _export(store: RunStore, destination: str) -> None:
         return
     path = check_output_path(destination, "--csv", inputs=[store.path])
     write_text(path, text, "--csv")
-    print(f"{text.count(chr(10)) - 1} runs written to {csv_cell(str(path))}")
+    print(f"{text.count(chr(10)) - 1} runs written to {printable(path)}")

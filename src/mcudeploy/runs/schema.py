@@ -162,6 +162,9 @@ def create_store(path: Path, timeout: float) -> None:
             os.link(temporary, path)
         except FileExistsError:
             pass                     # another process won: its store is the store
+        except OSError:              # a file system without hard links: rename, if still free
+            if not os.path.lexists(path):
+                os.replace(temporary, path)
     except (OSError, sqlite3.Error) as error:
         raise RunStoreError(f"cannot create the run store {path}: {error}; check the folder is writable "
                             f"or {ELSEWHERE}") from None
