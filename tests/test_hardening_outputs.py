@@ -47,6 +47,15 @@ def store(workspace) -> Path:
     return path
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Inode and modification time, or None: a file created or rewritten changes it."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
+
+
 def _one_error(capsys, argv: list[str], words: str, code: int = 2) -> str:
     assert main(argv) == code
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mcudeploy: error:")]
@@ -119,9 +128,9 @@ def test_search_log_to_a_device_creates_no_file_beside_it(workspace, capsys, dev
     if not Path(device).exists():
         pytest.skip(f"no {device}")
     sidecar = Path(device + ".jsonl")
-    existed = sidecar.exists()
+    before = _identity(sidecar)
     _one_error(capsys, ["search", "m.onnx", "--target", "stm32h743", "--budget", "1", "--log", device], device)
-    assert sidecar.exists() == existed
+    assert _identity(sidecar) == before
 
 
 def test_an_output_may_not_be_a_device(workspace, capsys):
@@ -203,12 +212,12 @@ def test_a_device_as_run_store_creates_no_journal(workspace, capsys, caplog, mon
     if not Path(device).exists():
         pytest.skip(f"no {device}")
     journals = [Path(device + suffix) for suffix in ("-journal", "-wal", "-shm")]
-    existed = [journal.exists() for journal in journals]
+    before = [_identity(journal) for journal in journals]
     monkeypatch.delenv("MCUDEPLOY_NO_RECORD")
     assert main(["analyze", "m.onnx", "--runs", device]) == 0
     warnings = _not_recorded(caplog)
     assert len(warnings) == 1 and device in warnings[0]
-    assert [journal.exists() for journal in journals] == existed
+    assert [_identity(journal) for journal in journals] == before      # not created, nor rewritten
     _one_error(capsys, ["runs", "list", "--runs", device], device)
 
 
