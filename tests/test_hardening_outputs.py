@@ -281,3 +281,39 @@ def test_the_guard_refuses_a_nul_in_an_output_name(workspace, capsys):
 def test_the_model_stays_in_place(workspace):
     """A guard that refused everything would pass the tests above: a plain output still works."""
     assert main(["analyze", "m.onnx", "--json", "a.json"]) == 0 and (workspace / "a.json").is_file()
+
+
+WRITER = """
+import sys, time
+from mcudeploy.runs import RunStore
+first = RunStore.open(sys.argv[1])            # as the recording hook does: it creates the store
+first.begin("sweep", ["sweep"], config={})
+second = RunStore.open(sys.argv[1])           # as the sweep's cell recorder does, in the same process
+for index in range(6):
+    with second.record("plan", ["plan"], config={"i": index}):
+        pass
+    print(index, flush=True)
+    time.sleep(0.3)
+second.close()
+first.close()
+"""
+
+
+def test_a_second_connection_in_a_process_keeps_the_store_visible_to_readers(tmp_path):
+    """Opening the store again in a process that has it open must not touch the file outside
+    SQLite (closing any descriptor of it drops the process's POSIX locks): other processes
+    that open and close it while it is written must see each committed run."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "runs.sqlite"
+    environment = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True,
+                              env=environment)
+    seen = []
+    assert writer.stdout is not None
+    for line in writer.stdout:                     # after each committed run, read it from here
+        with RunStore.open(path, create=False) as store:
+            seen.append(len(store.list_runs(command="plan")))
+        assert int(line) + 1 == seen[-1], seen
+    assert writer.wait(timeout=30) == 0 and seen == [1, 2, 3, 4, 5, 6]

@@ -142,14 +142,19 @@ def check_sidecar_path(path: PathLike, option: str, *, belongs: Callable[[Path],
     return path
 
 
+def default_file_mode() -> int:
+    """The permission bits ``open()`` gives a new file: ``0o666 & ~umask``."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _new_file_mode(path: Path) -> int:
-    """Permission bits for the written file: the replaced file's, else ``0o666 & ~umask``."""
+    """Permission bits for the written file: the replaced file's, else :func:`default_file_mode`."""
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return default_file_mode()
 
 
 def write_bytes(path: PathLike, data: bytes, option: str = "-o") -> Path:

@@ -7,8 +7,8 @@ in a temporary file of the same folder and then linked to its name (:func:`creat
 end up with the one that won), so an existing file is never turned into a store: before
 SQLite opens it, :func:`check_store_path` refuses a name no file system takes, a folder and a
 device or pipe (SQLite would create ``/dev/null-journal`` beside it), and
-:func:`check_store_header` a file that is empty, shorter than SQLite's 100-byte header, or
-not SQLite. :func:`prepare` then migrates an older store step by step with
+:func:`check_store_header` a file that is empty or shorter than SQLite's 100-byte header (a
+longer file that is not SQLite fails SQLite's first read, and is left untouched). :func:`prepare` then migrates an older store step by step with
 :data:`MIGRATIONS` (``{version v: function upgrading v -> v + 1}``), and refuses anything
 else - another application's database (also an empty one: application id 0), a newer
 store - with a :class:`RunStoreError`; it never rewrites such a file.
@@ -35,11 +35,10 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UsageError
-from ..safe_io import check_path_name
+from ..safe_io import check_path_name, default_file_mode
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x4D435544   # "MCUD"
-SQLITE_HEADER = b"SQLite format 3\x00"
 HEADER_BYTES = 100             # an SQLite file is at least its header
 ELSEWHERE = "give another file with --runs FILE"
 
@@ -128,15 +127,16 @@ def check_store_path(path: str | Path) -> Path:
 
 
 def check_store_header(path: Path) -> None:
-    """:class:`RunStoreError` unless ``path`` starts with SQLite's header (module docstring)."""
+    """:class:`RunStoreError` for a file too short to be SQLite (module docstring). Only its
+    size is read: opening and closing the file itself would drop every POSIX lock this
+    process's SQLite connections hold on it (a file that is long enough but not SQLite is
+    refused by SQLite's first read, :meth:`~.store.RunStore._guard`)."""
     try:
-        with open(path, "rb") as stream:
-            head = stream.read(HEADER_BYTES)
+        size = os.stat(path).st_size
     except OSError as error:
         raise RunStoreError(f"cannot read the run store {path} ({error.strerror or error}); {ELSEWHERE}") from None
-    if len(head) < HEADER_BYTES or not head.startswith(SQLITE_HEADER):
-        what = "the file is empty" if not head else \
-            f"{len(head)} byte(s), shorter than SQLite's header" if len(head) < HEADER_BYTES else "not SQLite"
+    if size < HEADER_BYTES:
+        what = "the file is empty" if not size else f"{size} byte(s), shorter than SQLite's header"
         raise RunStoreError(f"{path} is not a readable run store ({what}); it was left untouched. Move it away "
                             f"(mcudeploy then starts a new store there) or {ELSEWHERE}")
 
@@ -148,6 +148,7 @@ def create_store(path: Path, timeout: float) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
         os.close(descriptor)
+        os.chmod(temporary, default_file_mode())   # as SQLite would create it, not mkstemp's 0600
     except OSError as error:
         raise RunStoreError(f"cannot create the run store {path}: {error.strerror or error}; check the folder "
                             f"is writable or {ELSEWHERE}") from None
