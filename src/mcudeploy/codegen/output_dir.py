@@ -307,13 +307,16 @@ def write_own_file(folder: Path, relative: str, data: bytes, *, manifest: str, o
         raise ValueError(f"file name {relative!r} is not a plain relative path")
     _refuse_links(folder, relative, option)
     path = folder / relative
-    ours = our_files(folder, manifest, option) if folder.is_dir() else {}
-    if (path.exists() or path.is_symlink()) and relative not in ours:
+    entries = _read_manifest(folder, manifest, option) if folder.is_dir() else {}
+    # only this file is verified (the others are, by our_files, whenever they are used)
+    digest = _file_hash(path)
+    if (path.exists() or path.is_symlink()) and (digest is None or entries.get(relative) != digest):
         raise _not_ours(folder, [relative], option)
+    entries = {name: digest for name, digest in entries.items() if _plain_relative(name, manifest)}
     try:
         _write_file(path, data)
-        ours[relative] = _digest(data)
-        _write_manifest(folder, ours, manifest)
+        entries[relative] = _digest(data)
+        _write_manifest(folder, entries, manifest)
     except OSError as err:
         raise UsageError(f"{option} {folder}: cannot write {relative} ({err.strerror or err}); the previous "
                          "file, if any, is unchanged") from None
