@@ -123,8 +123,11 @@ def _members(archive: zipfile.ZipFile, where: str) -> dict[str, np.ndarray]:
 def read_arrays(path: str | Path, what: str = "data file") -> dict[str, np.ndarray]:
     """The checked arrays of a ``.npy`` (key ``""``) or ``.npz`` file (module docstring)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such {what}")
+    if not path.is_file():
+        raise UsageError(f"{path}: the {what} is not a regular file (a folder, a device or a pipe); give a "
+                         ".npy or .npz file")
     try:
         with path.open("rb") as stream:
             head = stream.read(len(NPY_MAGIC))

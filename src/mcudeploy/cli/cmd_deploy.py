@@ -5,7 +5,8 @@ Runs analyze -> lint -> feasibility -> quantize -> validate -> search -> generat
 recorded as one run (``mcudeploy runs list``; the runs share the tag ``deploy=<id>``), then
 the results-table row and ``<output>/report.html``. ``--from STAGE`` resumes with the
 earlier stages' results and artefacts of the latest deploy. A failed stage stops the deploy
-with its reason and the configuration to fall back to.
+with its reason (also as one ``mcudeploy: error:`` line on stderr) and the configuration to
+fall back to.
 
 Exit codes: 0 when every stage passed; the failed stage's code otherwise (8: does not fit,
 9: validation or the generated code failed, 2-7: see :mod:`mcudeploy.errors`); a run store
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from rich.text import Text
 
 from ..errors import UsageError
-from ..report.console import make_console
+from ..report.console import make_console, printable
 from ..workflow.project import PROJECT_FILE, load_project
 from ..workflow.records import FAILED, SKIPPED, STAGES, StageResult
 from ..workflow.runner import run_deploy
@@ -97,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         console.print(Text.assemble(("stopped: ", "bold red"), f"stage {failed.stage} failed (exit "
                                     f"{failed.exit_code}): {failed.reason}"))
         console.print("fall back to " + (outcome.fallback or "nothing yet: no configuration has passed every stage"))
+        print(f"mcudeploy: error: deploy stopped at stage {failed.stage} (exit {failed.exit_code}): "
+              f"{printable(failed.reason, one_line=True)}", file=sys.stderr)
     return outcome.exit_code
 
 

@@ -5,8 +5,11 @@ The file (:mod:`mcudeploy.workflow.project_template`) has every key with its hel
 accepted values; the ones given here are set, the others commented out at their default. The
 model is imported first (its inputs and outputs go into the header) and the target resolved,
 so a mistake shows now rather than at deploy time. Paths are written relative to the project
-file's folder. An existing file is never overwritten unless ``--force``. Exit codes: 0; a
-model, target or path that is wrong, or an existing file: 2-7 (see :mod:`mcudeploy.errors`).
+file's folder (control characters escaped; a name that is not UTF-8 cannot be written in TOML
+and is refused). The text is read back as a project file BEFORE it is written, so a refused
+file never replaces the one there. An existing file is never overwritten unless ``--force``.
+Exit codes: 0; a model, target or path that is wrong, or an existing file: 2-7 (see
+:mod:`mcudeploy.errors`).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from ..ir import precision
 from ..report.console import make_console
 from ..safe_io import check_output_path, write_text
 from ..targets import load_target
-from ..workflow.project import PROJECT_FILE, load_project
+from ..workflow.project import PROJECT_FILE, parse_project
 from ..workflow.project_template import project_text
 from .cmd_analyze import input_shapes_from
 from .registry import command
@@ -39,8 +42,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite an existing project file")
 
 
-def _relative(path: Path, folder: Path) -> str:
-    return os.path.relpath(path.resolve(), folder.resolve())
+def _relative(path: Path, folder: Path, option: str) -> str:
+    """``path`` relative to ``folder``, as the file writes it; :class:`UsageError` for a name
+    that is not UTF-8 (TOML text cannot hold it)."""
+    text = os.path.relpath(path.resolve(), folder.resolve())
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{option} {text.encode('utf-8', 'backslashreplace').decode()}: the file name is not "
+                         "valid UTF-8, which a TOML project file cannot hold; rename the file") from None
+    return text
 
 
 def _values(args: argparse.Namespace, folder: Path) -> dict[tuple[str, str], object]:
@@ -51,11 +62,12 @@ def _values(args: argparse.Namespace, folder: Path) -> dict[tuple[str, str], obj
         if path is not None:
             if not path.exists():
                 raise UsageError(f"--{option} {path}: no such file or folder")
-            values[(section, key)] = _relative(path, folder)
+            values[(section, key)] = _relative(path, folder, f"--{option}")
     if args.target is not None:
         target = load_target(args.target)   # a wrong name fails here, with the known names
         is_file = args.target.endswith(".toml")
-        values[("deployment.target", "name")] = _relative(Path(args.target), folder) if is_file else target.name
+        values[("deployment.target", "name")] = _relative(Path(args.target), folder, "--target") if is_file \
+            else target.name
     shapes = input_shapes_from(args)
     if shapes:
         values[("project", "input_shapes")] = {name: list(shape) for name, shape in shapes.items()}
@@ -64,19 +76,18 @@ def _values(args: argparse.Namespace, folder: Path) -> dict[tuple[str, str], obj
 
 @command("init", "Write a commented project file (mcudeploy.toml) for the staged deployment", _arguments)
 def run(args: argparse.Namespace) -> int:
-    destination = args.output
+    destination = check_output_path(args.output, "-o", inputs=[args.model, args.calib, args.data, args.labels])
     if destination.exists() and not args.force:
         raise UsageError(f"{destination} exists; it is not overwritten (give --force to replace it, or -o FILE "
                          "for another name)")
-    check_output_path(destination, "-o", inputs=[args.model, args.calib, args.data, args.labels])
     folder = destination.resolve().parent
     graph = load_graph(args.model, input_shapes=input_shapes_from(args))
     values = _values(args, folder)
     summary = [f"model {args.model.name}: " + ", ".join(f"input {v.name} {v.type_str()}" for v in graph.inputs)
                + "; " + ", ".join(f"output {v.name} {v.type_str()}" for v in graph.outputs)]
-    text = project_text(_relative(args.model, folder), values, summary, origin=f" for {args.model.name}")
+    text = project_text(_relative(args.model, folder, "model"), values, summary, origin=f" for {args.model.name}")
+    parse_project(text, destination)   # reads back before anything is replaced (a bug otherwise)
     write_text(destination, text, "-o")
-    load_project(destination)   # what was written reads back (a bug otherwise)
     console = make_console()
     console.print(f"wrote {destination}: model {args.model.name}"
                   + (f", target {values[('deployment.target', 'name')]}" if args.target else ", no target")

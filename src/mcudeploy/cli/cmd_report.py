@@ -3,17 +3,19 @@
 RUN is a run id, ``last`` or ``-N`` (see ``mcudeploy runs list``). The page has the run's
 summary, figures, memory ledger and timeline, latency (or compute) breakdown, per-layer
 table and error plot, and the search's trial log, each when the run recorded it
-(:mod:`mcudeploy.report.html`). Exit codes: 0; an unknown run, a missing store or an
-unwritable output folder: 2.
+(:mod:`mcudeploy.report.html`). ``-o`` goes through the output guard
+(:func:`mcudeploy.safe_io.check_output_path`: never the run store it reads); a missing store is
+an error, never created. Exit codes: 0; an unknown run, a missing store or an unwritable
+output folder: 2.
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from ..errors import UsageError
 from ..report.html import write_html_report
 from ..runs import RunStore, default_store_path
+from ..safe_io import check_output_path
 from .registry import command
 
 
@@ -26,13 +28,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 @command("report", "Write the self-contained HTML report of a recorded run", _arguments)
 def run(args: argparse.Namespace) -> int:
-    if not args.output.parent.exists():
-        raise UsageError(f"-o {args.output}: folder {args.output.parent} does not exist")
     path = args.runs or default_store_path()
-    if not path.exists():
-        raise UsageError(f"no run store at {path}: nothing has been recorded there yet (give the store with "
-                         "--runs DB)")
-    with RunStore.open(path) as store:
+    check_output_path(args.output, "-o", inputs=[path])
+    with RunStore.open(path, create=False) as store:
         record = store.get(args.run_id, payload=True)
     write_html_report(record, args.output)
     print(f"report of run {record.id} ({record.command}) written to {args.output}")

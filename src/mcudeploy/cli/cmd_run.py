@@ -4,7 +4,8 @@ Inputs: a ``.npz`` keyed by input name, or a ``.npy`` for a single-input model, 
 with the input's dtype and shape, or with a leading sample axis (see
 :mod:`mcudeploy.validate.data`). Outputs: a ``.npz`` keyed by output name with the raw
 output dtype (int8 stays int8); shaped as declared, or ``(N, *declared)`` when the inputs
-carried a sample axis. Engines: :mod:`mcudeploy.validate.engines` (default: ``int`` for a
+carried a sample axis; beside it ``Y.json`` (the engine, the model, the figures), which never
+replaces a JSON file of the user's (:func:`mcudeploy.safe_io.check_sidecar_path`). Engines: :mod:`mcudeploy.validate.engines` (default: ``int`` for a
 quantized model, ``float`` otherwise).
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..data_files import npz_bytes
 from ..driver import deploy, load_graph
 from ..errors import UsageError
 from ..report.console import make_console
-from ..safe_io import check_output_path, write_bytes, write_text
+from ..safe_io import check_output_path, check_sidecar_path, write_bytes, write_text
 from ..validate.data import load_samples
 from ..validate.engines import ENGINES, default_engine, get_engine
 from ..validate.generated_code import build_summary, options_for_run, run_generated
@@ -40,7 +41,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="input data: .npz keyed by input name, or .npy for a single-input "
                              "model; a leading sample axis runs a batch")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="Y.npz",
-                        help="where to write the outputs (.npz keyed by output name)")
+                        help="where to write the outputs (.npz keyed by output name); also writes Y.json "
+                             "(engine, figures), which must not be a file of yours")
     parser.add_argument("--engine", metavar="NAME",
                         help="execution engine: " + ", ".join(
                             [f"{name} ({ENGINES[name].description})" for name in sorted(ENGINES)]
@@ -51,12 +53,21 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_deployment_arguments(parser)
 
 
+def _is_run_sidecar(path: Path) -> bool:
+    """Whether ``path`` is a ``Y.json`` that ``run`` wrote: a JSON object with its engine."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8")) if path.stat().st_size < (1 << 20) else None
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(document, dict) and "engine" in document and "outputs" in document
+
+
 @command("run", "Run a model on given inputs with a reference engine and save its outputs",
          _arguments)
 def run(args: argparse.Namespace) -> int:
     sidecar = args.output.with_suffix(".json")
     check_output_path(args.output, "-o", inputs=[args.model, args.inputs])
-    check_output_path(sidecar, "-o (its .json sidecar)", inputs=[args.model, args.inputs])
+    check_sidecar_path(sidecar, "-o (its .json sidecar)", belongs=_is_run_sidecar, inputs=[args.model, args.inputs])
     graph = load_graph(args.model, input_shapes=input_shapes_from(args))
     name = args.engine or default_engine(graph)
     if name not in GENERATED and name not in ENGINES:

@@ -5,9 +5,12 @@
     mcudeploy runs diff A B [--all] [--json]
     mcudeploy runs export --csv FILE|-
 
-IDs: a number, ``last``, or ``-N`` (the N-th most recent). Every sub-command takes
-``--runs DB`` (default: the store the other commands record into). Exit codes: 0; an
-unknown id or a store that is not a readable run store: 2 (one line naming the file).
+IDs: a number, ``last``, or ``-N`` (the N-th most recent; :mod:`mcudeploy.runs.ids`). Every
+sub-command takes ``--runs DB`` (default: the store the other commands record into) and only
+reads it: a missing store is an error, never created. ``export --csv FILE`` goes through the
+output guard (:func:`mcudeploy.safe_io.check_output_path`: never the store itself, a folder or
+a device); its cells carry no terminal control characters. Exit codes: 0; an unknown id or a
+store that is not a readable run store: 2 (one line naming the file).
 """
 from __future__ import annotations
 
@@ -16,12 +19,12 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
-from ..report.console import make_console
+from ..report.console import csv_cell, make_console, printable
 from ..runs import RunStore, default_store_path
 from ..runs.diff import diff_runs
 from ..runs.export import to_csv
 from ..runs.render import print_diff, print_list, print_run
+from ..safe_io import check_output_path, write_text
 from .registry import command
 
 DEFAULT_LIMIT = 20
@@ -56,17 +59,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         _store_option(sub)
 
 
-def _open(args: argparse.Namespace) -> RunStore:
-    path = args.runs or default_store_path()
-    if not path.exists():
-        raise UsageError(f"no run store at {path}: nothing has been recorded there yet (give the store "
-                         "with --runs DB, or run a command such as 'mcudeploy plan' first)")
-    return RunStore.open(path)
-
-
 @command("runs", "Recorded runs: list, show one, diff two, export as CSV", _arguments)
 def run(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    path = args.runs or default_store_path()
+    if args.action == "export" and args.csv != "-":
+        check_output_path(args.csv, "--csv", inputs=[path])
+    with RunStore.open(path, create=False) as store:
         if args.action == "list":
             records = store.list_runs(None if args.all else max(args.limit, 0), args.only_command)
             if args.json:
@@ -95,12 +93,10 @@ def _print_json(data) -> None:
 
 
 def _export(store: RunStore, destination: str) -> None:
-    text = to_csv(store.list_runs())
+    text = to_csv(store.list_runs(), cell=csv_cell)
     if destination == "-":
         sys.stdout.write(text)
         return
-    path = Path(destination)
-    if not path.parent.exists():
-        raise UsageError(f"--csv {path}: folder {path.parent} does not exist")
-    path.write_text(text, encoding="utf-8")
-    print(f"{text.count(chr(10)) - 1} runs written to {path}")
+    path = check_output_path(destination, "--csv", inputs=[store.path])
+    write_text(path, text, "--csv")
+    print(f"{text.count(chr(10)) - 1} runs written to {printable(path)}")

@@ -39,6 +39,8 @@ HTML_COMMANDS = frozenset({"analyze", "plan", "validate"})
 INPUT_OPTIONS = ("model", "quantized", "calib", "inputs", "data", "labels", "test_vectors",
                  "allocation_csv", "target", "memory_pools", "config")
 OUTPUT_OPTIONS = ("output", "json", "json_path", "csv", "png", "plot", "report", "export_tflm", "html")
+# every option naming a file a command writes: none may be the run store
+WRITTEN_OPTIONS = (*OUTPUT_OPTIONS, "log", "save_config")
 # options that do not change what is computed: not part of the configuration hash
 UNHASHED_OPTIONS = ("model", "runs", "no_record", "verbose", "tag", *OUTPUT_OPTIONS)
 
@@ -69,6 +71,7 @@ def recording_disabled(args: argparse.Namespace) -> bool:
 def record_command(args: argparse.Namespace, argv: Sequence[str], compute: Callable[[], int]) -> int:
     """Run ``compute`` (the command) as a recorded run (module docstring); its exit code."""
     html = getattr(args, "html", None)
+    _refuse_the_store_as_output(args)
     if args.command in UNRECORDED_COMMANDS or (recording_disabled(args) and html is None):
         return compute()
     if html is not None:   # before any work: no folder, no missing folder, none of the inputs
@@ -94,6 +97,26 @@ def record_command(args: argparse.Namespace, argv: Sequence[str], compute: Calla
         if run.store is not None:
             run.store.close()
     return run.exit_code
+
+
+def _refuse_the_store_as_output(args: argparse.Namespace) -> None:
+    """:class:`UsageError` when an output option names the run store (writing it would
+    replace every recorded run), before any work; recorded or not, the store is the user's."""
+    from ..runs.location import default_store_path
+
+    store = getattr(args, "runs", None) or default_store_path()
+    for name in WRITTEN_OPTIONS:
+        path = _path_option(args, name)
+        if path is None or str(path) == "-":
+            continue
+        try:
+            same = os.path.samefile(path, store)
+        except (OSError, ValueError):
+            same = False
+        if same:
+            option = "-o" if name == "output" else f"--{name.replace('_', '-')}"
+            raise UsageError(f"{option} {path}: this is the run store {store}; writing it would replace every "
+                             "recorded run. Choose another output name")
 
 
 def _start(args: argparse.Namespace, argv: Sequence[str]) -> "Run":

@@ -20,6 +20,16 @@ Input: the files (relative path -> text) and the output folder. Rules:
   and the manifest records what is on disk even when writing stops half-way (disk full),
   so the next run still knows its own files. Bytes only depend on the inputs, so generating
   twice gives identical files.
+
+The same discipline serves a command that writes a few named files, one at a time, into a
+folder that also holds the user's files (``mcudeploy deploy`` into its ``[project] output``,
+which may be the project folder itself): :func:`check_own_files` runs before any work and
+refuses, for each name the command will write, a symlink on the way
+(:class:`~mcudeploy.errors.UnsafePathError`) and an existing file that is not ours
+(:class:`~mcudeploy.errors.UsageError`, listing them); :func:`write_own_file` writes one
+file by the same rules and records it in the folder's manifest (a manifest of its own name,
+``manifest=``, so that it never mixes with a generated project's). Files the command does not
+name are never looked at.
 """
 from __future__ import annotations
 
@@ -32,6 +42,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from ..errors import UnsafePathError, UsageError
+from ..safe_io import check_path_name
 
 MANIFEST = ".mcudeploy-manifest.json"
 MANIFEST_FORMAT = 2
@@ -47,13 +58,13 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _plain_relative(relative: object) -> bool:
+def _plain_relative(relative: object, manifest: str = MANIFEST) -> bool:
     """Whether a manifest / generated entry is a plain relative POSIX path inside the folder."""
     if not isinstance(relative, str) or not relative or "\\" in relative or "\x00" in relative:
         return False
     parts = PurePosixPath(relative).parts
     return (not relative.startswith("/") and ".." not in parts and "." not in parts
-            and relative != MANIFEST and not (len(relative) > 1 and relative[1] == ":"))
+            and relative != manifest and not (len(relative) > 1 and relative[1] == ":"))
 
 
 def _first_link(folder: Path, relative: str) -> Path | None:
@@ -66,12 +77,12 @@ def _first_link(folder: Path, relative: str) -> Path | None:
     return None
 
 
-def _refuse_links(folder: Path, relative: str) -> None:
+def _refuse_links(folder: Path, relative: str, option: str = "-o") -> None:
     """:class:`UnsafePathError` when any component of ``folder / relative`` is a symlink."""
     link = _first_link(folder, relative)
     if link is not None:
         raise UnsafePathError(
-            f"-o {folder}: {link} is a symbolic link (to {os.readlink(link)}); mcudeploy would "
+            f"{option} {folder}: {link} is a symbolic link (to {os.readlink(link)}); mcudeploy would "
             f"write {relative} through it, outside the output folder. Remove the link or "
             "choose another output folder")
 
@@ -83,11 +94,11 @@ def _file_hash(path: Path) -> str | None:
         return None
 
 
-def _read_manifest(folder: Path) -> dict[str, str]:
+def _read_manifest(folder: Path, manifest: str = MANIFEST, option: str = "-o") -> dict[str, str]:
     """``{relative path: sha256}`` of the manifest's entries, as written (unverified)."""
-    path = folder / MANIFEST
+    path = folder / manifest
     if path.is_symlink():
-        raise UnsafePathError(f"-o {folder}: {path} is a symbolic link; remove it or choose "
+        raise UnsafePathError(f"{option} {folder}: {path} is a symbolic link; remove it or choose "
                               "another output folder")
     if not path.exists():
         return {}
@@ -105,12 +116,12 @@ def _read_manifest(folder: Path) -> dict[str, str]:
     return {name: digest for name, digest in files.items() if isinstance(digest, str)}
 
 
-def our_files(folder: Path) -> dict[str, str]:
+def our_files(folder: Path, manifest: str = MANIFEST, option: str = "-o") -> dict[str, str]:
     """The manifest's entries that are provably ours (see the module docstring)."""
     ours = {}
     resolved = folder.resolve()
-    for relative, digest in _read_manifest(folder).items():
-        if not _plain_relative(relative):
+    for relative, digest in _read_manifest(folder, manifest, option).items():
+        if not _plain_relative(relative, manifest):
             continue
         path = folder / relative
         try:
@@ -192,13 +203,14 @@ def _write_file(path: Path, data: bytes) -> None:
         raise
 
 
-def _write_manifest(folder: Path, files: dict[str, str]) -> None:
+def _write_manifest(folder: Path, files: dict[str, str], manifest: str = MANIFEST) -> None:
     text = json.dumps({"generator": "mcudeploy", "format": MANIFEST_FORMAT,
                        "files": dict(sorted(files.items()))}, indent=1) + "\n"
-    _write_file(folder / MANIFEST, text.encode("utf-8"))
+    _write_file(folder / manifest, text.encode("utf-8"))
 
 
 def _check_folder(folder: Path, files: Mapping[str, str | bytes]) -> None:
+    check_path_name(folder, "-o")     # a NUL or an over-long name: one line, not an OSError
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"-o {folder}: exists and is not a folder; choose a folder")
     for relative in files:
@@ -261,3 +273,53 @@ def write_project(files: Mapping[str, str | bytes], folder: Path, *, force: bool
             log.warning("could not update %s", folder / MANIFEST)
     log.info("wrote %d files to %s", len(written), folder)
     return written
+
+
+def _not_ours(folder: Path, names: list[str], option: str) -> UsageError:
+    shown = ", ".join(names[:FOREIGN_SHOWN]) + (" and more" if len(names) > FOREIGN_SHOWN else "")
+    return UsageError(f"{option} {folder}: {shown} exist(s) and mcudeploy did not write them (or they changed "
+                      "since); they are not overwritten. Move them away or choose another output folder")
+
+
+def check_own_files(folder: Path, relatives: list[str], *, manifest: str, option: str) -> None:
+    """Before any work: each of ``relatives`` (files, or folders of a generated project)
+    under ``folder`` is absent or ours, with no symlink on the way (module docstring)."""
+    folder = Path(folder)
+    check_path_name(folder, option)
+    for relative in relatives:
+        check_path_name(folder / relative, option)
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise UsageError(f"{option} {folder}: exists and is not a folder; choose a folder")
+    ours = our_files(folder, manifest, option)
+    for relative in relatives:
+        _refuse_links(folder, relative, option)
+    foreign = [relative for relative in relatives
+               if (folder / relative).is_file() and relative not in ours]
+    if foreign:
+        raise _not_ours(folder, foreign, option)
+
+
+def write_own_file(folder: Path, relative: str, data: bytes, *, manifest: str, option: str) -> Path:
+    """Write ``data`` to ``folder / relative`` when that is absent or ours, and record it in
+    the manifest (module docstring); the path written."""
+    folder = Path(folder)
+    if not _plain_relative(relative, manifest):
+        raise ValueError(f"file name {relative!r} is not a plain relative path")
+    _refuse_links(folder, relative, option)
+    path = folder / relative
+    entries = _read_manifest(folder, manifest, option) if folder.is_dir() else {}
+    # only this file is verified (the others are, by our_files, whenever they are used)
+    digest = _file_hash(path)
+    if (path.exists() or path.is_symlink()) and (digest is None or entries.get(relative) != digest):
+        raise _not_ours(folder, [relative], option)
+    entries = {name: digest for name, digest in entries.items() if _plain_relative(name, manifest)}
+    try:
+        _write_file(path, data)
+        entries[relative] = _digest(data)
+        _write_manifest(folder, entries, manifest)
+    except OSError as err:
+        raise UsageError(f"{option} {folder}: cannot write {relative} ({err.strerror or err}); the previous "
+                         "file, if any, is unchanged") from None
+    return path

@@ -179,8 +179,11 @@ def load_calibration(source: Any, graph: Graph, *,
         origin = str(path)
         if path.is_dir():
             samples = _from_images(graph, path, preprocessing or ImagePreprocessing())
-        elif not path.is_file():
+        elif not path.exists():
             raise UsageError(f"calibration data {path} does not exist")
+        elif not path.is_file():
+            raise UsageError(f"calibration data {path} is not a regular file (a device or a pipe); give an "
+                             ".npy / .npz file or a folder of images")
         elif path.suffix.lower() in (".npz", ".npy"):
             samples = _from_file(graph, path)
         else:

@@ -3,13 +3,15 @@
 Columns: :data:`FIELD_COLUMNS`, then every figure name of any run (sorted), prefixed
 ``figure:``. Text cells that a spreadsheet would read as a formula (starting with
 ``= + - @``, a tab or a carriage return) get a leading apostrophe; numbers are written as
-numbers.
+numbers. The CLI passes its own ``cell`` function
+(:func:`mcudeploy.report.console.csv_cell`, which also removes terminal control and bidi
+characters: ``runs export --csv -`` prints recorded paths and names to a terminal).
 """
 from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .records import RunRecord
 
@@ -39,7 +41,8 @@ def _fields(record: RunRecord) -> dict[str, Any]:
             "command_line": record.command_line}
 
 
-def to_csv(records: Iterable[RunRecord]) -> str:
+def to_csv(records: Iterable[RunRecord], cell: Callable[[Any], Any] = safe_cell) -> str:
+    """The CSV text of ``records`` (module docstring); every cell passes through ``cell``."""
     records = list(records)
     figures = sorted({name for record in records for name in record.figures})
     out = io.StringIO()
@@ -47,8 +50,8 @@ def to_csv(records: Iterable[RunRecord]) -> str:
     writer.writerow([*FIELD_COLUMNS, *(f"figure:{name}" for name in figures)])
     for record in records:
         fields = _fields(record)
-        writer.writerow([safe_cell(fields[c]) for c in FIELD_COLUMNS]
-                        + [safe_cell(_number(record.figures.get(name))) for name in figures])
+        writer.writerow([cell(safe_cell(fields[c])) for c in FIELD_COLUMNS]
+                        + [cell(safe_cell(_number(record.figures.get(name)))) for name in figures])
     return out.getvalue()
 
 

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import UsageError
+from .ids import clamp_limit, parse_reference
 from .live import Run, begin_record
 from .location import git_commit
 from .records import Artefact, RunRecord, sha256_of_file
-from .schema import RunStoreError, prepare
+from .schema import RunStoreError, check_store_header, check_store_path, create_store, prepare
 
 BUSY_TIMEOUT_S = 5.0
 PAYLOAD_ENCODING = "json+zlib"
@@ -53,14 +54,20 @@ class RunStore:
         self._connection = connection
 
     @classmethod
-    def open(cls, path: str | Path, *, timeout: float = BUSY_TIMEOUT_S) -> "RunStore":
-        """Open (or create) the store at ``path``; its folder is created when missing.
-        ``timeout``: seconds to wait for another process's write to finish."""
-        path = Path(path)
-        if path.is_dir():
-            raise RunStoreError(f"{path} is a folder; give the run store's file, e.g. {path / 'runs.sqlite'}")
+    def open(cls, path: str | Path, *, timeout: float = BUSY_TIMEOUT_S, create: bool = True) -> "RunStore":
+        """Open the store at ``path``; with ``create`` a missing one is made (its folder too),
+        otherwise it is an error (read-only commands never make a store). A file that is not
+        a store - empty, too short, not SQLite, another program's database, a device - is
+        refused and never written (:mod:`.schema`). ``timeout``: seconds to wait for
+        another process's write to finish."""
+        path = check_store_path(path)
+        if not path.exists():
+            if not create:
+                raise RunStoreError(f"no run store at {path}: nothing has been recorded there yet (give the "
+                                    "store with --runs DB, or run a command such as 'mcudeploy plan' first)")
+            create_store(path, timeout)
+        check_store_header(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
             raise RunStoreError(f"cannot open the run store {path}: {error}; check the folder is "
@@ -190,18 +197,13 @@ class RunStore:
 
     def resolve(self, reference: str | int) -> int:
         """A run id from ``12``, ``last`` / ``latest``, or ``-N`` (the N-th most recent)."""
-        text = str(reference).strip().lower()
-        if text in ("last", "latest"):
-            text = "-1"
+        kind, number = parse_reference(reference)
         count, first, newest = self._query("SELECT count(*), min(id), max(id) FROM runs")[0]
         known = f"it holds {count} run(s)" + (f", ids {first}-{newest}" if count else "")
-        if text.startswith("-") and text[1:].isdigit() and int(text[1:]) > 0:
-            rows = self._query("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (int(text[1:]) - 1,))
-        elif text.isdigit():
-            rows = self._query("SELECT id FROM runs WHERE id = ?", (int(text),))
+        if kind == "back":
+            rows = self._query("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (number - 1,))
         else:
-            raise UsageError(f"{reference!r} is not a run id; give a number from 'mcudeploy runs list', "
-                             "'last', or -N for the N-th most recent run")
+            rows = self._query("SELECT id FROM runs WHERE id = ?", (number,))
         if not rows:
             raise UsageError(f"run {reference} is not in the run store {self.path} ({known}); list the "
                              "runs with 'mcudeploy runs list'")
@@ -215,7 +217,7 @@ class RunStore:
     def list_runs(self, limit: int | None = None, command: str | None = None) -> list[RunRecord]:
         """Runs oldest first; ``limit`` keeps the most recent ones."""
         where = "WHERE command = ?" if command else ""
-        limited = f"WHERE id IN (SELECT id FROM runs {where} ORDER BY id DESC LIMIT {int(limit)})" \
+        limited = f"WHERE id IN (SELECT id FROM runs {where} ORDER BY id DESC LIMIT {clamp_limit(limit)})" \
             if limit is not None else where
         return self._records(limited, (command,) if command else ())
 
@@ -225,7 +227,7 @@ class RunStore:
 
     def _records(self, where: str, parameters: Sequence[Any] = (), *, payload: bool = False) -> list[RunRecord]:
         rows = self._query(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs {where} ORDER BY id", parameters)
-        records = {row[0]: _record_of(row) for row in rows}
+        records = {row[0]: _record_of(self.path, row) for row in rows}
         if not records:
             return []
         ids = f"({', '.join(str(i) for i in records)})"
@@ -253,10 +255,15 @@ def _run_row(record: RunRecord) -> tuple:
             record.model_sha256, record.tool_version, record.target, record.git_commit, record.working_dir)
 
 
-def _record_of(row: tuple) -> RunRecord:
+def _record_of(path: Path, row: tuple) -> RunRecord:
     values = dict(zip(RUN_COLUMNS, row))
-    values["argv"] = json.loads(values.pop("argv_json"))
-    values["config"] = json.loads(values.pop("config_json"))
+    for column, field in (("argv_json", "argv"), ("config_json", "config")):
+        try:
+            values[field] = json.loads(values.pop(column))
+        except (TypeError, ValueError, RecursionError):
+            raise RunStoreError(f"{path}: run {values['id']}'s stored {column} is not valid JSON: the store is "
+                                "damaged (was it edited by another program?); the other runs are readable "
+                                f"with 'mcudeploy runs show ID'") from None
     return RunRecord(**values)
 
 

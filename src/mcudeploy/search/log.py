@@ -9,6 +9,11 @@ file (``--log FILE``) in the form compiler logs use, and JSON lines beside it
     Trial 24: config { ... } - PASS (latency 52.31 ms, on-chip 371KB, external 0B, flash 1.2MB)
     # pruned: ... (a note)
 
+Both files go through the output guard (:func:`check_log_paths`, called by the CLI before
+any work and again here): the sidecar ``FILE.jsonl`` is checked like ``FILE`` (never a
+device, never a file the search reads), and an existing one is replaced only when it is a
+trial log's JSON lines (empty, or its first line a JSON object), never a user file.
+
 Each line is flushed when written, so the log of a search that stops on an error (or is
 interrupted) keeps every trial run so far. The config shows the knobs the search varies
 that differ from trial 0, the base, (and any constraint a trial changes, e.g. a bisection's
@@ -21,6 +26,7 @@ import logging
 from pathlib import Path
 from typing import IO, AbstractSet, Any
 
+from ..safe_io import check_output_path, check_sidecar_path
 from .reasons import kib
 from .space import describe_value
 
@@ -29,6 +35,24 @@ logger = logging.getLogger(__name__)
 
 def json_path_for(path: Path) -> Path:
     return path.with_name(path.name + ".jsonl")
+
+
+def is_json_log(path: Path) -> bool:
+    """Whether ``path`` is a trial log's JSON lines: empty, or its first line a JSON object."""
+    try:
+        with open(path, "rb") as stream:
+            first = stream.readline(1 << 20)
+        return not first.strip() or isinstance(json.loads(first), dict)
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def check_log_paths(path: str | Path, inputs=()) -> tuple[Path, Path]:
+    """``--log FILE`` and its sidecar ``FILE.jsonl``, checked (module docstring)."""
+    text = check_output_path(path, "--log", inputs=inputs)
+    sidecar = check_sidecar_path(json_path_for(text), "--log (its sidecar FILE.jsonl)", belongs=is_json_log,
+                                 inputs=inputs)
+    return text, sidecar
 
 
 def config_text(config: dict[str, Any], shown: list[str], knobs: AbstractSet[str] = frozenset(),
@@ -68,8 +92,9 @@ class TrialLog:
         self._text: IO[str] | None = None
         self._json: IO[str] | None = None
         if self.path is not None:
-            self._text = self.path.open("w", encoding="utf-8")
-            self._json = json_path_for(self.path).open("w", encoding="utf-8")
+            text, sidecar = check_log_paths(self.path)
+            self._text = text.open("w", encoding="utf-8")
+            self._json = sidecar.open("w", encoding="utf-8")
 
     def set_shown(self, shown: list[str], knobs: set[str], base: dict[str, Any] | None = None) -> None:
         """Show the knobs ``shown`` (the ones varied) as changes from ``base`` (trial 0)."""

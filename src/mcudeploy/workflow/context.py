@@ -6,6 +6,15 @@ earlier stages wrote).
     context.float_graph()       # the model as imported (verified), cached
     context.quantized_graph()   # the quantize stage's graph; after a resume the file it wrote
     context.paths.quantized     # <output>/<name>_int8.onnx, and the other output paths
+    context.paths.write(context.paths.report, html)   # through the deploy's manifest
+
+Every file a deploy writes goes through :meth:`OutputPaths.write`, the manifest discipline of
+``generate`` (:func:`mcudeploy.codegen.output_dir.write_own_file`, manifest
+:data:`DEPLOY_MANIFEST`): a file is replaced only when this deploy's manifest lists it with the
+SHA-256 of what is on disk, so the user's files in the output folder (``"."``, ``".."``, any
+existing folder) are never overwritten, and no symlink in the folder is written through;
+:meth:`OutputPaths.check` makes the same checks for every name before the first stage. A
+re-run, and ``--from STAGE``, rewrite the deploy's own files.
 
 Input: a :class:`~.project.Project`. Output: the shared state; it never runs a stage.
 """
@@ -15,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..codegen.output_dir import check_output_folder, check_own_files, write_own_file
 from ..driver import load_graph
 from ..errors import UsageError
 from ..ir import Graph, precision
@@ -22,13 +32,34 @@ from ..runs.records import sha256_of_file
 from .project import Project
 from .records import STATE_FILE, StageResult
 
+DEPLOY_MANIFEST = ".mcudeploy-deploy-manifest.json"
+OPTION = "[project] output"
+
 
 @dataclass(frozen=True)
 class OutputPaths:
-    """Every file a deploy writes, under the project's output folder."""
+    """Every file a deploy writes, under the project's output folder (module docstring)."""
     folder: Path
     name: str
     activations: str
+
+    def files(self) -> list[Path]:
+        """The files written directly in the folder (``firmware/`` is a generated project)."""
+        return [self.quantized, self.quantization_report, self.deployment_config, self.fallback_config,
+                self.passed_config, self.report, self.state]
+
+    def check(self) -> None:
+        """Before any stage: every file is absent or the deploy's own, no link on the way."""
+        names = [path.name for path in self.files()]
+        check_own_files(self.folder, [*names, self.firmware.name], manifest=DEPLOY_MANIFEST, option=OPTION)
+        if self.firmware.is_dir():
+            check_output_folder(self.firmware)
+
+    def write(self, path: Path, data: str | bytes) -> Path:
+        """Write one of :meth:`files` through the manifest (module docstring)."""
+        payload = data.encode("utf-8", errors="backslashreplace") if isinstance(data, str) else data
+        return write_own_file(self.folder, path.relative_to(self.folder).as_posix(), payload,
+                              manifest=DEPLOY_MANIFEST, option=OPTION)
 
     @property
     def quantized(self) -> Path:

@@ -11,23 +11,30 @@ Every problem is one :class:`~mcudeploy.errors.UsageError` (exit 2) naming the f
 section and the key, and what to do: an unknown section or key with the closest known one
 (``difflib``: "unknown key 'sram_limt' in [deployment.memory]; did you mean 'sram_limit'?"),
 a wrong type, a negative size or count, a value out of range, a model file that does not
-exist. Nothing is read further after the first problem.
+exist, a path holding a NUL character, a ``[project] name`` that is not a plain name (it
+names files deploy writes: ``<name>_int8.onnx``; a separator, ``..``, an absolute path or a
+control character would put them elsewhere), an output folder that is a symlink out of the
+project folder (:class:`~mcudeploy.errors.UnsafePathError`). Nothing is read further after
+the first problem.
 """
 from __future__ import annotations
 
 import difflib
 import math
+import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UnsafePathError, UsageError
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
 from .project_keys import DEPLOYMENT_SECTION, SECTIONS, ProjectKey
 
 PROJECT_FILE = "mcudeploy.toml"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,8 @@ def check_value(spec: ProjectKey, value: Any, where: str, folder: Path) -> Any:
         return list(dict.fromkeys(value))
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{where}: expected non-empty text, got {value!r}")
+    if kind == "path" and "\x00" in value:
+        raise UsageError(f"{where}: {value!r} holds a NUL character, which no file name can; give the path")
     if kind == "choice" and value not in spec.choices:
         raise UsageError(f"{where}: {value!r} is not one of {', '.join(spec.choices)}"
                          + suggestion(value, spec.choices, listed=False))
@@ -217,6 +226,27 @@ def _files_beside(options: DeploymentOptions, folder: Path) -> DeploymentOptions
     return options.with_values(**values) if values else options
 
 
+def _check_name(name: str | None, source: str) -> None:
+    """``[project] name`` names files in the output folder: a plain name only (module docstring)."""
+    if name is None:
+        return
+    if name in (".", "..") or "/" in name or "\\" in name or _CONTROL.search(name) or os.path.isabs(name):
+        raise UsageError(f"{source}: [project] name {name!r}: give a plain name (no folder separator, no '..', no "
+                         "control character): it names the files deploy writes in its output folder, e.g. "
+                         "<name>_int8.onnx; the folder is [project] output")
+
+
+def _check_output_link(document: dict[str, Any], output: Path, folder: Path, source: str) -> None:
+    """:class:`UnsafePathError` for an output folder named inside the project folder that a
+    symlink takes out of it (writing there would change files elsewhere)."""
+    raw = document.get("project", {}).get("output", "deploy")
+    lexical = Path(os.path.normpath(folder / str(raw)))
+    if lexical.is_relative_to(folder) and not output.is_relative_to(folder):
+        link = next((p for p in (lexical, *lexical.parents) if p.is_symlink()), lexical)
+        raise UnsafePathError(f"{source}: [project] output {raw!r}: {link} is a symbolic link to {output}, out of the "
+                              "project folder; deploy would write there. Remove the link or give that folder itself")
+
+
 def _check_files(settings: dict[str, dict[str, Any]], source: str) -> None:
     model = settings["project"]["model"]
     if not model.is_file():
@@ -244,6 +274,8 @@ def parse_project(text: str, path: Path) -> Project:
     except (tomllib.TOMLDecodeError, RecursionError) as error:
         raise UsageError(f"{source}: not valid TOML ({error})") from None
     settings = _settings(document, source, path.parent)
+    _check_name(settings["project"]["name"], source)
+    _check_output_link(document, settings["project"]["output"], path.parent, source)
     deployment = _deployment(document, source)
     _check_files(settings, source)
     return Project(path, settings, deployment, document)

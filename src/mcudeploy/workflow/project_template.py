@@ -8,9 +8,14 @@ describing the model's inputs and outputs. Output: TOML text with every key of
 :mod:`.project_keys` and every deployment option of :mod:`mcudeploy.options`, each under a
 comment with its help and accepted values; the keys ``init`` was given are set, the others
 are commented out at their default (so the file documents itself and parses as is).
+
+TOML allows no control character but tab in a string or a comment: in strings every one
+(newline, CR, ESC, DEL, ...) is written as a ``\\uXXXX`` escape, so the value reads back as
+it was; in comments (model names in the header) as the text ``\\xNN``.
 """
 from __future__ import annotations
 
+import re
 from pathlib import PurePath
 from typing import Any
 
@@ -37,14 +42,28 @@ OPTION_EXAMPLES = {"target": "stm32h743", "memory_pools": "board.mpool", "sram_l
                    "split_points": ["conv7"], "tiling_regions": [{"start": "conv1", "end": "conv5", "tiles": 4}]}
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")    # TOML's disallowed characters (tab is allowed)
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: backslash, quote and control characters escaped."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + '"'
+
+
+def _key(key: str) -> str:
+    """A TOML key: bare when it can be (letters, digits, ``_``, ``-``), else quoted."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key)
+
+
 def toml_value(value: Any) -> str:
     """``value`` as TOML (text, booleans, numbers, lists, inline tables)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return toml_string(value)
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + " }" if value else "{}"
+        return "{ " + ", ".join(f"{_key(key)} = {toml_value(item)}" for key, item in value.items()) + " }" if value else "{}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
     if hasattr(value, "to_table"):
@@ -52,8 +71,12 @@ def toml_value(value: Any) -> str:
     return repr(value)
 
 
+def _shown(match: re.Match) -> str:
+    return "\\x%02x" % ord(match.group())
+
+
 def _comment(lines: str) -> list[str]:
-    return [f"# {line}".rstrip() for line in lines.splitlines()]
+    return [f"# {_CONTROL.sub(_shown, line)}".rstrip() for line in lines.splitlines()]
 
 
 def _entry(key: str, help_text: str, choices: tuple[str, ...], value: Any, given: bool) -> list[str]:

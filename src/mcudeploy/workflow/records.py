@@ -5,8 +5,9 @@
   one-line summary, figures (numbers, the run store's), details (JSON-able data later stages
   and the report read), the files it wrote, why it failed or was skipped and with which exit
   code, its run id, its duration;
-* :class:`DeployState` - every stage result of the latest deploy of a project, saved as
-  ``<output>/deploy.json`` after each stage (a resume reads it).
+* :class:`DeployState` - every stage result of the latest deploy of a project and the
+  SHA-256 of the source model it ran on, saved as ``<output>/deploy.json`` after each stage
+  (a resume reads it).
 """
 from __future__ import annotations
 
@@ -78,9 +79,11 @@ class DeployState:
     project: str
     stages: dict[str, StageResult] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)     # the project's settings it ran with
+    model_sha256: str | None = None    # of the source model it ran on (a resume checks it)
 
     def to_json(self) -> str:
         return json.dumps({"deploy": self.deploy_id, "project": self.project, "config": clean(self.config),
+                           "model_sha256": self.model_sha256,
                            "stages": [result.to_dict() for result in self.stages.values()]}, indent=1) + "\n"
 
     @classmethod
@@ -89,6 +92,8 @@ class DeployState:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             stages = {entry["stage"]: StageResult.from_dict(entry) for entry in data["stages"]}
-            return cls(str(data["deploy"]), str(data["project"]), stages, dict(data.get("config", {})))
-        except (OSError, ValueError, KeyError, TypeError):
+            digest = data.get("model_sha256")
+            return cls(str(data["deploy"]), str(data["project"]), stages, dict(data.get("config", {})),
+                       digest if isinstance(digest, str) else None)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None

@@ -14,7 +14,13 @@ stage's fallback step (``<output>/fallback.toml``).
 latest deploy of the same project (``deploy.json``, their runs read back from the store when
 it has them; each must have passed), and their artefacts from the output folder (the
 quantized model is checked against the SHA-256 its stage recorded). Settings that changed
-since are named in a warning: the reused stages ran with the old ones.
+since are named in a warning: the reused stages ran with the old ones. A source model that
+changed since (its SHA-256, kept in ``deploy.json``) is refused with one line: every stage
+ran on the old model, so only a whole deploy is right (``--from`` never runs stages the user
+did not ask for).
+
+Every file goes through the deploy's manifest (:class:`~.context.OutputPaths`): the output
+folder is checked before the first stage, and no file of the user's there is replaced.
 """
 from __future__ import annotations
 
@@ -24,9 +30,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import UsageError
-from ..report.html import write_html_report
+from ..report.html import render_html
 from ..runs.payload import clean
-from ..safe_io import write_text
+from ..runs.records import sha256_of_file
 from . import stages_code, stages_model, summary
 from .context import DeployContext
 from .project import Project
@@ -73,6 +79,7 @@ def _resume(context: DeployContext, recorder: StageRecorder, start: str) -> str:
     if state is None or state.project != str(context.project.path):
         raise UsageError(f"--from {start}: no earlier deploy of {context.project.path} in {context.paths.folder} "
                          "(deploy.json); run 'mcudeploy deploy' first")
+    _check_source(context, state, start)
     payloads = context.cache.setdefault("payloads", {})
     for stage in STAGES[:STAGES.index(start)]:
         result = state.stages.get(stage)
@@ -94,10 +101,20 @@ def _resume(context: DeployContext, recorder: StageRecorder, start: str) -> str:
     return state.deploy_id
 
 
+def _check_source(context: DeployContext, state: DeployState, start: str) -> None:
+    """:class:`UsageError` when the source model is not the one the reused stages ran on."""
+    recorded = state.model_sha256 or state.stages.get("analyze", StageResult("analyze")).details.get("sha256")
+    current = context.cache["model_sha256"]
+    if recorded and recorded != current:
+        raise UsageError(f"--from {start}: the model {context.project.model} changed since deploy {state.deploy_id} "
+                         f"(SHA-256 {recorded[:12]}... then, {current[:12]}... now): the stages before {start} ran on "
+                         "the old model; run 'mcudeploy deploy' (every stage) for the new one")
+
+
 def _save(context: DeployContext, deploy_id: str) -> None:
-    state = DeployState(deploy_id, str(context.project.path), dict(context.results), context.project.config())
-    context.paths.folder.mkdir(parents=True, exist_ok=True)
-    write_text(context.paths.state, state.to_json(), "deploy state")
+    state = DeployState(deploy_id, str(context.project.path), dict(context.results), context.project.config(),
+                        context.cache["model_sha256"])
+    context.paths.write(context.paths.state, state.to_json())
 
 
 def _fallback(context: DeployContext, deploy_id: str, failed: StageResult | None) -> str | None:
@@ -105,7 +122,7 @@ def _fallback(context: DeployContext, deploy_id: str, failed: StageResult | None
     paths = context.paths
     if failed is None and paths.deployment_config.is_file():
         text = paths.deployment_config.read_text(encoding="utf-8")
-        write_text(paths.passed_config, f"# passed every stage in deploy {deploy_id}\n{text}", "passed config")
+        paths.write(paths.passed_config, f"# passed every stage in deploy {deploy_id}\n{text}")
         return None
     names = []
     if paths.passed_config.is_file():
@@ -122,6 +139,8 @@ def run_deploy(project: Project, *, start: str | None = None, argv: Sequence[str
     """Run the stages (module docstring); ``on_stage(index, result)`` after each."""
     check_stage(start)
     context = DeployContext(project, progress=progress)
+    context.paths.check()                   # before any stage: no user file is in the way
+    context.cache["model_sha256"] = sha256_of_file(project.model)
     recorder = StageRecorder(project, argv, store_path=store_path, enabled=record, tags=tags)
     try:
         if start is not None:
@@ -156,7 +175,7 @@ def _finish(context: DeployContext, recorder: StageRecorder, on_stage) -> Deploy
     assert recorder.deploy_id is not None  # set when the report stage began
     report_path = None
     if result.status == OK:
-        report_path = write_html_report(recorder.records["report"], context.paths.report)
+        report_path = context.paths.write(context.paths.report, render_html(recorder.records["report"]))
     _save(context, recorder.deploy_id)
     fallback = _fallback(context, recorder.deploy_id, failed)
     if on_stage is not None:

@@ -30,7 +30,6 @@ from ..options import load_options, options_toml
 from ..reference.int_executor import run_int
 from ..runs.capture import note_deployment, note_generation
 from ..runs.current import current_run
-from ..safe_io import write_text
 from ..validate.c_runner import (
     CRunResult,
     compare_with_reference,
@@ -107,15 +106,14 @@ def _keep_fallback(context: DeployContext, steps: list[Step], rows: list[dict]) 
     if index is None:
         return None
     path = context.paths.fallback_config
-    write_text(path, options_toml(steps[index].options, header=f"fallback of {context.project.name}: step "
-               f"'{rows[index]['step']}' ({rows[index]['raises']})"), "fallback config")
+    context.paths.write(path, options_toml(steps[index].options, header=f"fallback of {context.project.name}: "
+                        f"step '{rows[index]['step']}' ({rows[index]['raises']})"))
     return {"step": rows[index]["step"], "config": context.relative(path)}
 
 
 def search(context: DeployContext) -> StageResult:
     steps, rows, chosen = _plan_steps(context)
     paths, last = context.paths, rows[-1]
-    paths.folder.mkdir(parents=True, exist_ok=True)
     fallback = context.cache["fallback"] = _keep_fallback(context, steps, rows)
     note_deployment(chosen)
     current_run().payload_section("trials", [{"trial": index, **row} for index, row in enumerate(rows)])
@@ -125,8 +123,8 @@ def search(context: DeployContext) -> StageResult:
                "fallback": fallback, "offload_macc": chosen.mapping.macc_rate if npu and chosen.mapping is not None else None}
     kept = f"; fallback kept: step '{fallback['step']}' fits ({fallback['config']})" if fallback else "; no step fits"
     chosen.require_fit(f"step '{last['step']}'" + kept)
-    write_text(paths.deployment_config, options_toml(chosen.options, header=f"deployment options of "
-               f"{context.project.name} (mcudeploy deploy, step '{last['step']}')"), "deployment config")
+    paths.write(paths.deployment_config, options_toml(chosen.options, header=f"deployment options of "
+                f"{context.project.name} (mcudeploy deploy, step '{last['step']}')"))
     context.cache["deployment"] = chosen
     latency = f"{last['latency_ms']:.3g} ms estimated" if last["latency_ms"] is not None else last["note"]
     assert chosen.plan.placement is not None  # deploy() places the plan

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..data_files import arrays_for_inputs, check_arrays
 from ..driver import deploy, deployable_graph, load_graph
 from ..errors import UsageError, ValidationFailed
-from ..exporters.onnx_qdq import export_onnx_qdq
+from ..exporters.onnx_qdq import to_onnx_model
 from ..ir import float_nodes, precision
 from ..lint import lint_deployment
 from ..quantize.calibration import ImagePreprocessing
@@ -35,7 +35,6 @@ from ..report.analysis import analyze_graph
 from ..runs.capture import note_analysis, note_deployment, note_lint, note_quantization, note_validation
 from ..runs.current import current_run
 from ..runs.records import sha256_of_file
-from ..safe_io import write_text
 from ..validate.compare import check_models, default_range, integer_form, validate_models
 from ..validate.data import load_labels, load_samples, random_samples
 from ..validate.metrics import class_count
@@ -148,9 +147,8 @@ def quantize(context: DeployContext) -> StageResult:
     report = outcome.report
     note_quantization(report)
     paths = context.paths
-    paths.folder.mkdir(parents=True, exist_ok=True)
-    export_onnx_qdq(outcome.graph, paths.quantized)
-    write_text(paths.quantization_report, quantization_json(report), "quantization report")
+    paths.write(paths.quantized, to_onnx_model(outcome.graph).SerializeToString())
+    paths.write(paths.quantization_report, quantization_json(report))
     context.cache["quantized"] = outcome.graph
     round_trip = _round_trip(outcome.graph, paths.quantized)
     kind = "int16x8" if settings["activations"] == "int16" else "int8"
