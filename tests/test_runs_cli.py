@@ -135,7 +135,11 @@ def test_recording_around_a_command_writes_one_run_per_call(run_store):
     for _ in range(31):
         assert record_command(args, ["analyze", str(EXAMPLE)], lambda: 0) == 0
     with RunStore.open(run_store) as store:
-        assert len(store.list_runs()) == 31
+        assert len(store.list_runs()) == 31 == store.count_runs() and store.count_runs("plan") == 0
+    listed = cli("runs", "list")
+    assert "11 older run(s) not shown: --all shows every run" in listed.stdout
+    assert "not shown" not in cli("runs", "list", "--all").stdout
+    assert "30 older run(s) not shown" in cli("runs", "list", "--limit", "1").stdout
 
 
 def test_plan_records_the_latency_it_prints(run_store, capsys):

@@ -70,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 _print_json([record.to_dict(payload=False) for record in records])
             else:
-                print_list(records, store.path, make_console())
+                console = make_console()
+                print_list(records, store.path, console)
+                hidden = store.count_runs(args.only_command) - len(records)
+                if hidden > 0:
+                    console.print(f"{hidden} older run(s) not shown: --all shows every run, --limit N the N "
+                                  "most recent", markup=False)
         elif args.action == "show":
             record = store.get(args.id, payload=args.payload)
             if args.json:

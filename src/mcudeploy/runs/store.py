@@ -221,6 +221,11 @@ class RunStore:
             if limit is not None else where
         return self._records(limited, (command,) if command else ())
 
+    def count_runs(self, command: str | None = None) -> int:
+        """How many runs the store holds (of ``command`` only, when given)."""
+        where, parameters = ("WHERE command = ?", (command,)) if command else ("", ())
+        return int(self._query(f"SELECT COUNT(*) FROM runs {where}", parameters)[0][0])
+
     def integrity(self) -> str:
         """``PRAGMA integrity_check``: ``"ok"`` for a sound database."""
         return "; ".join(row[0] for row in self._query("PRAGMA integrity_check"))
