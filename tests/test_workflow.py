@@ -153,7 +153,8 @@ def test_results_row_says_what_is_missing(folder):
     cells = results_row(context).cells()
     assert cells == {"model version": "v1", "input resolution": "1x640", "quantization type": "int8, per-channel weights",
                      "activation memory": "2,560 B", "flash": "270,880 B", "latency": "not estimated: no target",
-                     "NPU utilisation": "no NPU on the target", "top-1": "-", "cosine": "-"}
+                     "NPU utilisation": "no NPU on the target", "top-1 agreement": "-", "accuracy": "-",
+                     "cosine": "-"}
     assert results_row(context).figures()["arena_bytes"] == 2560
 
 

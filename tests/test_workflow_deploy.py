@@ -89,6 +89,9 @@ def test_init_deploy_one_run_per_stage_then_diff_one_option(tmp_path):
         assert any("qemu-m4 skipped" in text for text in verify.warnings)
     page = (folder / "deploy" / "report.html").read_text()
     assert "Deployment stages" in page and all(f"<td data-sort=\"{stage}\"" in page for stage in STAGES)
+    # the per-layer error plot (from a few samples when validation passes) and agreement named as such
+    assert 'aria-label="per-layer quantization error"' in page and "top-1 agreement" in page
+    assert "(the stages of deploy " in page and "duration</dt><dd>0.00 s" not in page
     for name in ("deployment.toml", "fallback.toml", "passed.toml", "deploy.json", "resnet8_float_int8.onnx",
                  "firmware/network.c", "firmware/test_vectors.c"):
         assert (folder / "deploy" / name).exists(), name

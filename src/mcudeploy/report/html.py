@@ -41,11 +41,20 @@ def _environment():
 
 
 def _summary(record: RunRecord) -> list[tuple[str, str]]:
+    """The run's own facts; for a deploy's report run, the deploy's (its duration is the sum of
+    its stages', its stage "every stage"), not those of the report stage that wrote the page."""
+    workflow = (record.payload or {}).get("workflow")
+    duration, stage = duration_text(record), record.stage or "-"
+    if workflow and workflow.get("stages"):
+        seconds = sum(row.get("seconds") or 0.0 for row in workflow["stages"])
+        ran = [row["stage"] for row in workflow["stages"] if row.get("run") is not None]
+        duration = f"{seconds:.2f} s (the stages of deploy {workflow.get('deploy', '?')}, added up)"
+        stage = f"deploy: {len(ran)} stage(s) ran ({', '.join(ran)}); this page is its report stage"
     return [("command line", record.command_line),
             ("status", f"{record.status} (exit code {record.exit_code})"),
-            ("started", local_time(record.started_at)), ("duration", duration_text(record)),
+            ("started", local_time(record.started_at)), ("duration", duration),
             ("model", record.model_path or "-"), ("model SHA-256", record.model_sha256 or "-"),
-            ("target", record.target or "-"), ("stage", record.stage or "-"),
+            ("target", record.target or "-"), ("stage", stage),
             ("tool version", f"mcudeploy {record.tool_version}"), ("git commit", record.git_commit or "-"),
             ("configuration hash", record.config_hash),
             ("tags", ", ".join(f"{k}={v}" if v else k for k, v in record.tags.items()) or "-")]

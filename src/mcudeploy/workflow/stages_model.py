@@ -47,6 +47,10 @@ from .records import SKIPPED, StageFailed, StageResult
 log = logging.getLogger(__name__)
 VALIDATION_SEED = 0
 
+# samples of the per-layer comparison that feeds the report's error plot when validation passes
+# (a failed validation compares every sample layer by layer, to name the jump)
+PER_LAYER_SAMPLES = 4
+
 
 def _shape_text(shape) -> str:
     return "x".join(str(d) for d in shape) or "scalar"
@@ -194,12 +198,17 @@ def validate(context: DeployContext) -> StageResult:
         if not result.passed:   # name the layer where the error jumps
             result = validate_models(float_graph, quantized, samples, labels=labels, thresholds=thresholds,
                                      per_layer=True)
+        elif result.layers is None:   # the report's per-layer error plot, from a few samples
+            result.layers = validate_models(float_graph, quantized, samples.head(PER_LAYER_SAMPLES),
+                                            thresholds=thresholds, per_layer=True, progress=False).layers
     note_validation(result)
     worst = {name: min((getattr(m, name) for m in result.metrics if getattr(m, name) is not None), default=None)
-             for name in ("cosine", "top1_agreement")}
+             for name in ("cosine", "top1_agreement", "quantized_accuracy", "float_accuracy")}
     summary = (f"{'PASS' if result.passed else 'FAIL'} on {result.samples} samples ({samples.source}): cosine "
-               f"{worst['cosine']:.4f}" + (f", top-1 {worst['top1_agreement']:.0%}"
-                                          if worst["top1_agreement"] is not None else ""))
+               f"{worst['cosine']:.4f}" + (f", top-1 agreement float vs int8 {worst['top1_agreement']:.0%}"
+                                          if worst["top1_agreement"] is not None else "")
+               + (f", accuracy {worst['quantized_accuracy']:.1%} (float {worst['float_accuracy']:.1%})"
+                  if worst["quantized_accuracy"] is not None else ""))
     if not result.passed:
         jump = result.layers.first_jump if result.layers is not None else None
         raise ValidationFailed("validation FAILED: " + "; ".join(
@@ -208,5 +217,5 @@ def validate(context: DeployContext) -> StageResult:
             + (f"; {result.hint}" if result.hint else ""))
     return StageResult("validate", summary=summary, figures={"cosine": worst["cosine"], "top1": worst["top1_agreement"]},
                        details={"cosine": worst["cosine"], "top1": worst["top1_agreement"], "source": samples.source,
-                                "samples": result.samples})
+                                "samples": result.samples, "accuracy": worst["quantized_accuracy"]})
 

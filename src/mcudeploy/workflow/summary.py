@@ -13,7 +13,8 @@ activation memory  the arena bytes of the chosen deployment                     
 flash              bytes used in the flash regions (weights, code constants)           search
 latency            the estimator's (:mod:`mcudeploy.estimate`), else "not estimated"   search
 NPU utilisation    share of MACC the mapping puts on the NPU; "no NPU" without one     search
-top-1              top-1 agreement float vs quantized (worst output)                    validate
+top-1 agreement    top-1 agreement float vs quantized (worst output): not accuracy        validate
+accuracy           the quantized model's accuracy on the labelled validation data         validate
 cosine             cosine similarity float vs quantized (worst output)                  validate
 =================  ==========================================================================
 
@@ -54,11 +55,13 @@ class ResultsRow:
     npu_note: str
     top1: float | None
     cosine: float | None
+    accuracy: float | None = None
 
     def figures(self) -> dict[str, float | None]:
         """The numbers, under the run store's figure names."""
         return {"arena_bytes": self.activation_bytes, "flash_bytes": self.flash_bytes, "latency_ms": self.latency_ms,
-                "offload_macc": self.npu_utilisation, "top1": self.top1, "cosine": self.cosine}
+                "offload_macc": self.npu_utilisation, "top1": self.top1, "cosine": self.cosine,
+                "accuracy": self.accuracy}
 
     def cells(self) -> dict[str, str]:
         """Column -> text, in the table's order."""
@@ -68,12 +71,16 @@ class ResultsRow:
                 "flash": number(self.flash_bytes, " B"),
                 "latency": f"{self.latency_ms:.3g} ms" if self.latency_ms is not None else self.latency_note,
                 "NPU utilisation": f"{self.npu_utilisation:.0%}" if self.npu_utilisation is not None else self.npu_note,
-                "top-1": f"{self.top1:.1%}" if self.top1 is not None else _missing(self, "top1"),
+                "top-1 agreement": f"{self.top1:.1%}" if self.top1 is not None else _missing(self, "top1"),
+                "accuracy": f"{self.accuracy:.1%}" if self.accuracy is not None else _missing(self, "accuracy"),
                 "cosine": f"{self.cosine:.4f}" if self.cosine is not None else _missing(self, "cosine")}
 
 
 def _missing(row: ResultsRow, name: str) -> str:
-    return "n/a (no class output)" if name == "top1" and row.cosine is not None else "-"
+    """An empty cell's text: why it is empty when validation ran (``cosine`` is there)."""
+    if row.cosine is None:
+        return "-"
+    return {"top1": "n/a (no class output)", "accuracy": "- (no labels)"}.get(name, "-")
 
 
 def _details(results: dict[str, StageResult], stage: str) -> dict[str, Any]:
@@ -100,7 +107,7 @@ def results_row(context: DeployContext) -> ResultsRow:
                       latency_note=searched.get("latency_note") or ("not estimated" if searched else "-"),
                       npu_utilisation=searched.get("offload_macc") if has_npu else None,
                       npu_note="no NPU on the target" if searched else "-",
-                      top1=validated.get("top1"), cosine=validated.get("cosine"))
+                      top1=validated.get("top1"), cosine=validated.get("cosine"), accuracy=validated.get("accuracy"))
 
 
 def stage_rows(context: DeployContext) -> list[dict[str, Any]]:
