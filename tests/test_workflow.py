@@ -53,6 +53,7 @@ def test_init_writes_a_commented_file_that_reads_back(folder, capsys):
     assert 'model = "model.tflite"' in text and 'data = "calib.npy"' in text     # relative to the file
     assert "# sram_limit = \"384K\"" in text and "[deployment.memory]" in text
     assert "# model model.tflite: input input_1 float32[1,640]; output Identity float32[1,640]" in text
+    assert "# input_shapes = { input_1 = [1, 640] }" in text    # the model's own inputs, not a placeholder
     for stage in STAGES:
         assert stage in text
     # never overwritten without --force

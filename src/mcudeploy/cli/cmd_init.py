@@ -85,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
     values = _values(args, folder)
     summary = [f"model {args.model.name}: " + ", ".join(f"input {v.name} {v.type_str()}" for v in graph.inputs)
                + "; " + ", ".join(f"output {v.name} {v.type_str()}" for v in graph.outputs)]
-    text = project_text(_relative(args.model, folder, "model"), values, summary, origin=f" for {args.model.name}")
+    shapes = {("project", "input_shapes"): {value.name: list(value.shape) for value in graph.inputs}}
+    text = project_text(_relative(args.model, folder, "model"), values, summary, origin=f" for {args.model.name}",
+                        examples=shapes)
     parse_project(text, destination)   # reads back before anything is replaced (a bug otherwise)
     write_text(destination, text, "-o")
     console = make_console()

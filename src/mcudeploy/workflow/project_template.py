@@ -116,11 +116,14 @@ def _deployment_sections(values: dict[tuple[str, str], Any]) -> list[str]:
     return lines
 
 
-def project_text(model: str, values: dict[tuple[str, str], Any], model_summary: list[str], origin: str = "") -> str:
-    """The project file (module docstring); ``values`` must not hold ``("project", "model")``."""
+def project_text(model: str, values: dict[tuple[str, str], Any], model_summary: list[str], origin: str = "",
+                 examples: dict[tuple[str, str], Any] | None = None) -> str:
+    """The project file (module docstring); ``values`` must not hold ``("project", "model")``;
+    ``examples`` are shown (commented) for keys without a value instead of the generic ones, e.g.
+    the model's real input shapes."""
     lines = _comment(HEADER.format(origin=origin))
     if model_summary:
         lines += ["#", *_comment("\n".join(model_summary))]
-    examples = {("project", "name"): PurePath(model).stem, ("project", "version"): "1.0"}
+    examples = {("project", "name"): PurePath(model).stem, ("project", "version"): "1.0", **(examples or {})}
     body = _project_sections({("project", "model"): model, **values}, examples) + _deployment_sections(values)
     return "\n".join(lines + body) + "\n"
