@@ -150,6 +150,12 @@ def main() -> None:
               "| command | median (s) | / vela |", "|---|---:|---:|"]
     for name, seconds in variants.items():
         lines.append(f"| {name} | {seconds:.3f} | {seconds / vela_s:.2f} |" if vela_s else f"| {name} | {seconds:.3f} | - |")
+    warm, cold = variants["plan (no recording)"], variants["plan (first run after a fresh clone)"]
+    lines += ["", f"The first run after a fresh clone takes {cold / warm:.2f}x a warm one: it compiles every "
+              "mcudeploy module it imports (an editable install writes no `__pycache__`; the first run does, "
+              "so only it pays). A single `plan` timed right after `git clone` measures that run, not the "
+              "table's. On a loaded machine both sides slow down and the ratio moves with the load, which is "
+              "recorded below."]
     lines += ["", f"Machine: {load['cores']} cores, load average (1 min) {load['load_average_1min_before']} before, "
               f"{load['load_average_1min_after']} after. Versions: "
               + ", ".join(f"{k} {v}" for k, v in document["versions"].items()) + "."]
