@@ -207,12 +207,15 @@ def _region_capacity(deployment, region: str) -> int | None:
     return placement.capacity.get(region) if placement is not None else None
 
 
-def render_network(deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None
+def render_network(deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None,
+                   *, client_arenas: bool = False
                    ) -> tuple[dict[str, str], list[ConstArray], list[str], dict[str, str]]:
     """The text of ``network.h`` / ``network.c``, the requantization arrays the calls need,
     the runtime source files (sorted) they use and the arena section of every plan region.
     ``overrides``: node -> input index -> symbol of the array its kernel variant reads there
-    (:mod:`.variant_constants`)."""
+    (:mod:`.variant_constants`). ``client_arenas``: the application gives the arena buffers
+    (``network_set_arena``, the ST client APIs' activations: :mod:`.client_api`) instead of
+    the static arrays."""
     graph, plan, alignment = deployment.graph, deployment.plan, deployment.options.alignment
     model = deployment.name
     _check_io(graph)
@@ -221,6 +224,7 @@ def render_network(deployment, constants: IdentifierTable, overrides: dict[str, 
     macc = sum(int(get_op(node.op).macc(node)) for node in graph.nodes)
     context = {
         "model": comment_text(model), "alignment": alignment, "macc": macc, "max_rank": MAX_RANK,
+        "client_arenas": client_arenas,
         "arenas": [{"region": comment_text(r), "symbol": arena.symbols[r], "bytes": size,
                     "macro": f"NETWORK_ARENA_{clean(r).upper() or 'DEFAULT'}_BYTES",
                     "section": arena.sections[r], "capacity": _region_capacity(deployment, r)}
