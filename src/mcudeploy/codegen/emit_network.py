@@ -102,7 +102,7 @@ def variant_headers(deployment) -> list[str]:
 
 
 def _layers(deployment, arena: Arena, constants: IdentifierTable,
-            overrides: dict[str, dict[int, str]]) -> list[Layer]:
+            overrides: dict[str, dict[int, str]], client_arenas: bool = False) -> list[Layer]:
     graph, plan, params = deployment.graph, deployment.plan, deployment.params
     weights_region = dict(plan.weights)
     nodes = {node.name: node for node in graph.nodes}
@@ -125,7 +125,9 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
         region = weights_region.get(weight.name) if weight is not None else None
         placement = plan.scratch.get(name)
         scratch_declaration, scratch = "", "NULL"
-        if placement is not None:
+        if placement is not None and client_arenas:   # an arena set at run time: no static initialiser
+            scratch = f"&(mcu_context){{{arena.address(placement)}, {placement.size}}}"
+        elif placement is not None:
             scratch = f"&{symbol}_context"
             scratch_declaration = (f"static const mcu_context {symbol}_context = "
                                    f"{{{arena.address(placement)}, {placement.size}}};")
@@ -220,7 +222,7 @@ def render_network(deployment, constants: IdentifierTable, overrides: dict[str, 
     model = deployment.name
     _check_io(graph)
     arena = Arena(plan, alignment)
-    layers = _layers(deployment, arena, constants, overrides or {})
+    layers = _layers(deployment, arena, constants, overrides or {}, client_arenas)
     macc = sum(int(get_op(node.op).macc(node)) for node in graph.nodes)
     context = {
         "model": comment_text(model), "alignment": alignment, "macc": macc, "max_rank": MAX_RANK,
@@ -238,7 +240,7 @@ def render_network(deployment, constants: IdentifierTable, overrides: dict[str, 
         "layers": [{"index": layer.index, "name": string_literal(layer.name), "comment": comment_text(layer.name),
                     "op": layer.op, "declarations": layer.call.declarations, "call": layer.call.call,
                     "scratch": layer.scratch, "scratch_size": layer.call.scratch_size,
-                    "scratch_bytes": plan.scratch[layer.name].size if layer.scratch else 0}
+                    "scratch_bytes": plan.scratch[layer.name].size if layer.name in plan.scratch else 0}
                    for layer in layers],
     }
     files = {"network.h": render("network.h.j2", context), "network.c": render("network.c.j2", context)}
