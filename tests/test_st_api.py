@@ -154,6 +154,54 @@ int main(void) {
 """
 
 
+LEGACY_GENERIC = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "network.h"
+#include "network_data.h"
+#include "mcudeploy/test_vectors.h"
+AI_ALIGNED(64) static ai_u8 pool[1 << 20];
+static size_t used;
+static void *take(size_t bytes) {   /* 64-byte aligned, from one pool */
+    void *buffer = pool + used;
+    used += (bytes + 63) / 64 * 64;
+    if (used > sizeof pool) exit(3);
+    return buffer;
+}
+int main(void) {
+    static const ai_size sizes[AI_NETWORK_DATA_ACTIVATIONS_COUNT] = AI_NETWORK_DATA_ACTIVATIONS_SIZES;
+    ai_handle acts[AI_NETWORK_DATA_ACTIVATIONS_COUNT], network = AI_HANDLE_NULL;
+    ai_buffer *in, *out;
+    ai_u16 n_in, n_out, i;
+    int sample, byte;
+    for (i = 0; i < AI_NETWORK_DATA_ACTIVATIONS_COUNT; ++i) acts[i] = take(sizes[i]);
+    if (ai_network_create_and_init(&network, acts, NULL).type != AI_ERROR_NONE) return 2;
+    in = ai_network_inputs_get(network, &n_in);
+    out = ai_network_outputs_get(network, &n_out);
+    for (i = 0; i < n_in; ++i) in[i].data = take(AI_BUFFER_BYTE_SIZE(in[i].size, in[i].format));
+    for (i = 0; i < n_out; ++i) out[i].data = take(AI_BUFFER_BYTE_SIZE(out[i].size, out[i].format));
+    for (sample = 0; sample < TEST_VECTOR_COUNT; ++sample) {
+        const uint8_t *next = test_vector_inputs[sample];
+        for (i = 0; i < n_in; ++i) {
+            memcpy(in[i].data, next, AI_BUFFER_BYTE_SIZE(in[i].size, in[i].format));
+            next += AI_BUFFER_BYTE_SIZE(in[i].size, in[i].format);
+        }
+        if (ai_network_run(network, in, out) != 1) return 2;
+        for (i = 0; i < n_out; ++i) {
+            printf("output %d %d ", sample, (int)i);
+            for (byte = 0; byte < (int)AI_BUFFER_BYTE_SIZE(out[i].size, out[i].format); ++byte)
+                printf("%02x", ((ai_u8 *)out[i].data)[byte]);
+            printf("\n");
+        }
+    }
+    printf("%d sample(s), 0 mismatch(es)\n", TEST_VECTOR_COUNT);   /* the test compares every byte */
+    return ai_network_destroy(network) != AI_HANDLE_NULL;
+}
+"""
+GENERIC = {"st-ai": ST_AI_GENERIC, "legacy": LEGACY_GENERIC}
+
+
 def build_host_program(source: str, folder: Path, network: str = "network") -> Path:
     """``source`` (main.c of an application) built against ``folder/network`` with ASan + UBSan."""
     (folder / "program.c").write_text(source)
@@ -165,17 +213,36 @@ def build_host_program(source: str, folder: Path, network: str = "network") -> P
     return folder / "program"
 
 
-@pytest.mark.skipif(not HAVE_GCC, reason="gcc / make missing")
-def test_every_kernel_family_through_the_st_ai_layer(tmp_path):
-    """The op zoo (float and integer I/O, scratch buffers, every kernel family) via stai_*."""
+def _zoo():
     from codegen_graphs import zoo_graph
-    deployment = deploy(zoo_graph())
+    return deploy(zoo_graph())
+
+
+def _split_arena():
+    deployment = deploy(shared_model("mlperf_tiny/resnet8_int8.tflite"),
+                        DeploymentOptions(target="stm32h743", split_arena=True, sram_limit=24000))
+    assert len(deployment.plan.placement.arena_banks) >= 2    # several activation buffers
+    return deployment
+
+
+@pytest.mark.skipif(not HAVE_GCC, reason="gcc / make missing")
+@pytest.mark.parametrize("api", ["st-ai", "legacy"])
+@pytest.mark.parametrize("make", [pytest.param(_zoo, id="zoo"),
+                                  pytest.param(_split_arena, id="split-arena", marks=pytest.mark.slow)])
+def test_any_network_through_the_api_layer(make, api, tmp_path):
+    """The op zoo (float and integer I/O, two outputs, scratch buffers, every kernel family)
+    and resnet8 with its arena split over several banks (one activation buffer per bank),
+    through a client that sizes every buffer from the API's own descriptors."""
+    deployment = make()
     feeds = random_feeds(deployment.graph, 2)
     expected = run_int(deployment.graph, feeds, batch=True)
     files = generate_files(deployment, ProjectOptions(test_vectors=codegen.TestVectors(feeds, expected, "random"),
-                                                      api="st-ai"))
+                                                      api=api))
     write_project(files, tmp_path / "network")
-    stdout = run(build_host_program(ST_AI_GENERIC, tmp_path), "host")
+    declared = re.search(r"#define (?:STAI|AI)_NETWORK_(?:DATA_)?ACTIVATIONS_(?:NUM|COUNT) (\d+)",
+                         files["network.h"] + files.get("network_data.h", ""))
+    assert declared and int(declared.group(1)) == len({p.region for p in deployment.plan.tensors.values()})
+    stdout = run(build_host_program(GENERIC[api], tmp_path), "host")
     assert_bit_exact(stdout, deployment, expected)
 
 
