@@ -269,10 +269,13 @@ def test_size_and_shape_macros_are_the_graphs(api, prefix, tmp_path):
         assert int(macros["STAI_KWS_IN_1_ZERO_POINT"]) == int(value.quant.zero_point[0])
         assert macros["STAI_KWS_IN_1_FORMAT"] == "STAI_FORMAT_S8"
         assert int(macros["STAI_KWS_ACTIVATION_1_SIZE_BYTES"]) >= arena
+        assert "STAI_FLAG_HAS_QUANT_PARAMS | STAI_FLAG_PER_TENSOR | STAI_FLAG_CHANNEL_LAST" in (tmp_path / "kws.c").read_text()
     else:
         data = _macros((tmp_path / "kws_data.h").read_text())
         assert int(data["AI_KWS_DATA_ACTIVATIONS_SIZE"]) >= arena
         assert macros["AI_KWS_IN_1_FORMAT"] == "AI_BUFFER_FORMAT_S8"
+        assert len(value.shape) == 4 and value.layout != "NCHW"       # NHWC: the image macros
+        assert [int(macros[f"AI_KWS_IN_1_{key}"]) for key in ("HEIGHT", "WIDTH", "CHANNEL")] == list(value.shape[1:])
         c_file = (tmp_path / "kws.c").read_text()
         assert f"ai_kws_in_1_zeropoint[1] = {{{int(value.quant.zero_point[0])}}}" in c_file
     # mcudeploy's network moved aside, its arena the application's

@@ -80,7 +80,16 @@ def _tensor(value: Value, index: int) -> dict:
             "ctype": ctype, "quantized": quant is not None,
             "scale": c_float(quant.scale.reshape(-1)[0]) if quant is not None else "0.0f",
             "zero_point": int(quant.zero_point.reshape(-1)[0]) if quant is not None else 0,
-            "nhwc": list(value.shape) if len(value.shape) == 4 else None}
+            "hwc": _height_width_channels(value), "channel_last": _height_width_channels(value) is not None}
+
+
+def _height_width_channels(value: Value) -> list[int] | None:
+    """Height, width, channels of a rank-4 image tensor in its declared layout (NHWC unless
+    the value says NCHW); None for another rank, or NCHW (not channel-last: no legacy
+    HEIGHT / WIDTH / CHANNEL macros, no STAI_FLAG_CHANNEL_LAST)."""
+    if len(value.shape) != 4 or value.layout == "NCHW":
+        return None
+    return [int(size) for size in value.shape[1:]]
 
 
 def _context(deployment, name: str, sources: list[str], test_vectors: bool) -> dict:
