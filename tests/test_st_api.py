@@ -382,6 +382,16 @@ def test_bad_options_are_one_line(arguments, message, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_cli_generate_with_a_client_api(tmp_path, capsys):
+    from mcudeploy.cli.main import main as cli_main
+    model = shared_model("mlperf_tiny/fc_autoencoder_int8.tflite")
+    assert cli_main(["generate", str(model), "-o", str(tmp_path / "out"), "--api", "legacy", "--name", "kws"]) == 0
+    assert "--api legacy: ai_platform.h, kws.h, kws_data.h over mcudeploy/network.c" in capsys.readouterr().out
+    written = {str(path.relative_to(tmp_path / "out")) for path in (tmp_path / "out").rglob("*") if path.is_file()}
+    assert {"ai_platform.h", "kws.h", "kws_data.h", "kws.c", "mcudeploy.mk", "mcudeploy/network.c"} <= written
+    assert "ai_kws_create_and_init" in (tmp_path / "out" / "kws.h").read_text()
+
+
 def _io_value(dtype: DType, shape=(1, 4), quant=None):
     return Graph().add_input("x", dtype, shape, quant=quant)
 

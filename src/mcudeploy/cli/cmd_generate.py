@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
-from ..codegen.client_api import check_api_options
+from ..codegen.client_api import api_entry_files, check_api_options
 from ..codegen.output_dir import check_output_folder
 from ..driver import deploy
 from ..errors import UsageError
@@ -118,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
     console.print(deployment.ledger.verdict())
+    if args.api != "mcudeploy":
+        console.print(f"--api {args.api}: {', '.join(api_entry_files(args.api, args.name))} over mcudeploy/network.c; "
+                      "the application gives the activation buffers; build with mcudeploy.mk (docs/st-api.md)",
+                      markup=False)
     for line in latency_lines(deployment, note_estimate):
         console.print(line, markup=False)
     if args.size_report:

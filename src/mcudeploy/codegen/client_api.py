@@ -107,6 +107,11 @@ def _context(deployment, name: str, sources: list[str], test_vectors: bool) -> d
             "boards": [{"name": b.name, "core": b.core, "flags": CORE_FLAGS[b.core]} for b in BOARDS.values()]}
 
 
+def api_entry_files(api: str, name: str) -> list[str]:
+    """The headers an application of ``api`` includes."""
+    return ["stai.h", f"{name}.h"] if api == "st-ai" else ["ai_platform.h", f"{name}.h", f"{name}_data.h"]
+
+
 def _api_files(api: str, name: str, context: dict) -> dict[str, str]:
     if api == "st-ai":
         return {"stai.h": render("client/stai.h.j2", context),
