@@ -4,7 +4,8 @@ Options: ``--test-vectors DATA`` (``.npz`` / ``.npy`` samples; float data for an
 input is quantized with the input's scale and zero point, ``q = clamp(round_half_even(x /
 scale) + zero_point)``; the expected outputs come from the integer reference executor),
 ``--trustzone`` (secure entry, secure and non-secure images for ``make BOARD=mps3-an547
-TRUSTZONE=1``: :mod:`mcudeploy.codegen.trustzone`), ``--force`` (write into a folder holding
+TRUSTZONE=1``: :mod:`mcudeploy.codegen.trustzone`), ``--api st-ai|legacy`` and ``--name``
+(ST's client APIs over the network: :mod:`mcudeploy.codegen.client_api`), ``--force`` (write into a folder holding
 other files; they are kept), ``--size-report`` (Flash / RAM per module, built for
 ``--core``; needs arm-none-eabi-gcc). Exit codes: see :mod:`mcudeploy.errors`.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
+from ..codegen.client_api import api_entry_files, check_api_options
 from ..codegen.output_dir import check_output_folder
 from ..codegen.vendor_npu import SCRIPT, check_vendor_target, handoff_files
 from ..driver import deploy, partition_deployment
@@ -45,6 +47,13 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trustzone", action="store_true",
                         help="add the TrustZone secure entry (secure/network_secure.c), network_ns.h and the secure / "
                              "non-secure images of mps3-an547 (make BOARD=mps3-an547 TRUSTZONE=1)")
+    parser.add_argument("--api", default="mcudeploy", metavar="API",
+                        help="the C API the application calls: mcudeploy (network.h, default), st-ai (ST Edge AI: "
+                             "stai.h, <name>.h) or legacy (X-CUBE-AI: ai_platform.h, <name>.h, <name>_data.h); "
+                             "docs/st-api.md")
+    parser.add_argument("--name", default="network", metavar="NAME",
+                        help="the network's C name in the --api st-ai / legacy functions and macros "
+                             "(stai_NAME_run, AI_NAME_IN_1_SIZE; default network)")
     parser.add_argument("--force", action="store_true",
                         help="write into a folder that holds files mcudeploy did not write (they are kept)")
     parser.add_argument("--size-report", action="store_true",
@@ -86,6 +95,10 @@ def _print_sizes(report, core: str) -> None:
 @command("generate", "Generate the C code of a full-integer model (network.c/.h, data, runtime, build files)",
          _arguments)
 def run(args: argparse.Namespace) -> int:
+    check_api_options(args.api, args.name, args.trustzone)
+    if args.size_report and args.api != "mcudeploy":
+        raise UsageError(f"--size-report --api {args.api}: the size report builds mcudeploy's own Makefile; "
+                         "run it with --api mcudeploy (the network's code is the same)")
     check_output_folder(args.output, force=args.force)
     options = deployment_options(args)
     with phase(f"planning {args.model.name}" + (f" on {options.target}" if options.target else "")):
@@ -99,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
         with phase("test vectors (the integer reference)"):
             vectors = load_test_vectors(args.test_vectors, graph)
     with phase(f"writing the C code into {args.output}"):
-        files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone))
+        files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone,
+                                                          api=args.api, name=args.name))
         written = write_project(files, args.output, force=args.force)
     note_generation(written)
     console = make_console()
@@ -108,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
     console.print(deployment.ledger.verdict())
+    if args.api != "mcudeploy":
+        console.print(f"--api {args.api}: {', '.join(api_entry_files(args.api, args.name))} over mcudeploy/network.c; "
+                      "the application gives the activation buffers; build with mcudeploy.mk (docs/st-api.md)",
+                      markup=False)
     for line in [deployment.executor_line(), *latency_lines(deployment, note_estimate)]:
         if line:
             console.print(line, markup=False)

@@ -102,7 +102,7 @@ def variant_headers(deployment) -> list[str]:
 
 
 def _layers(deployment, arena: Arena, constants: IdentifierTable,
-            overrides: dict[str, dict[int, str]]) -> list[Layer]:
+            overrides: dict[str, dict[int, str]], client_arenas: bool = False) -> list[Layer]:
     graph, plan, params = deployment.graph, deployment.plan, deployment.params
     weights_region = dict(plan.weights)
     nodes = {node.name: node for node in graph.nodes}
@@ -125,7 +125,9 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
         region = weights_region.get(weight.name) if weight is not None else None
         placement = plan.scratch.get(name)
         scratch_declaration, scratch = "", "NULL"
-        if placement is not None:
+        if placement is not None and client_arenas:   # an arena set at run time: no static initialiser
+            scratch = f"&(mcu_context){{{arena.address(placement)}, {placement.size}}}"
+        elif placement is not None:
             scratch = f"&{symbol}_context"
             scratch_declaration = (f"static const mcu_context {symbol}_context = "
                                    f"{{{arena.address(placement)}, {placement.size}}};")
@@ -207,20 +209,24 @@ def _region_capacity(deployment, region: str) -> int | None:
     return placement.capacity.get(region) if placement is not None else None
 
 
-def render_network(deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None
+def render_network(deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None,
+                   *, client_arenas: bool = False
                    ) -> tuple[dict[str, str], list[ConstArray], list[str], dict[str, str]]:
     """The text of ``network.h`` / ``network.c``, the requantization arrays the calls need,
     the runtime source files (sorted) they use and the arena section of every plan region.
     ``overrides``: node -> input index -> symbol of the array its kernel variant reads there
-    (:mod:`.variant_constants`)."""
+    (:mod:`.variant_constants`). ``client_arenas``: the application gives the arena buffers
+    (``network_set_arena``, the ST client APIs' activations: :mod:`.client_api`) instead of
+    the static arrays."""
     graph, plan, alignment = deployment.graph, deployment.plan, deployment.options.alignment
     model = deployment.name
     _check_io(graph)
     arena = Arena(plan, alignment)
-    layers = _layers(deployment, arena, constants, overrides or {})
+    layers = _layers(deployment, arena, constants, overrides or {}, client_arenas)
     macc = sum(int(get_op(node.op).macc(node)) for node in graph.nodes)
     context = {
         "model": comment_text(model), "alignment": alignment, "macc": macc, "max_rank": MAX_RANK,
+        "client_arenas": client_arenas,
         "arenas": [{"region": comment_text(r), "symbol": arena.symbols[r], "bytes": size,
                     "macro": f"NETWORK_ARENA_{clean(r).upper() or 'DEFAULT'}_BYTES",
                     "section": arena.sections[r], "capacity": _region_capacity(deployment, r)}
@@ -234,7 +240,7 @@ def render_network(deployment, constants: IdentifierTable, overrides: dict[str, 
         "layers": [{"index": layer.index, "name": string_literal(layer.name), "comment": comment_text(layer.name),
                     "op": layer.op, "declarations": layer.call.declarations, "call": layer.call.call,
                     "scratch": layer.scratch, "scratch_size": layer.call.scratch_size,
-                    "scratch_bytes": plan.scratch[layer.name].size if layer.scratch else 0}
+                    "scratch_bytes": plan.scratch[layer.name].size if layer.name in plan.scratch else 0}
                    for layer in layers],
     }
     files = {"network.h": render("network.h.j2", context), "network.c": render("network.c.j2", context)}

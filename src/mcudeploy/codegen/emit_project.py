@@ -14,6 +14,9 @@ Input: the graph, its memory plan, the prepared parameters, the target and the o
     Makefile CMakeLists.txt
     secure/network_secure.c network_ns.h     with --trustzone (and the TrustZone board files,
     boards/<board>-secure.ld -ns.ld startup_secure.c, nonsecure/harness_ns.c: see .trustzone)
+
+With ``api`` ``st-ai`` or ``legacy`` the layout is :mod:`.client_api`'s: the API's files at the
+top, mcudeploy's network under ``mcudeploy/`` with an application-owned arena, ``mcudeploy.mk``.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ..errors import UsageError
 from ..ir import Graph, float_nodes
 from .boards import BOARDS, CORE_FLAGS
 from .c_literals import c_array_body
+from .client_api import check_api_options, client_api_files
 from .emit_data import constant_arrays, render_data
 from .emit_network import render_network, variant_headers
 from .identifiers import IdentifierTable, comment_text
@@ -63,6 +67,8 @@ class ProjectOptions:
     """What the project contains beyond the network (the network is the deployment's)."""
     test_vectors: TestVectors | None = None
     trustzone: bool = False
+    api: str = "mcudeploy"          # or an ST client API over the network (.client_api)
+    name: str = "network"           # the C name of the network in that API
 
 
 def runtime_files(sources: list[str], headers: Sequence[str] = ()) -> dict[str, str]:
@@ -132,13 +138,16 @@ def _check_deployable(deployment) -> None:
 
 def generate_files(deployment, options: ProjectOptions = ProjectOptions()) -> dict[str, str]:
     """Every file of the project of ``deployment`` (see the module docstring), by relative path."""
+    check_api_options(options.api, options.name, options.trustzone)
     _check_deployable(deployment)
     graph, plan, model = deployment.graph, deployment.plan, deployment.name
+    client = options.api != "mcudeploy"
     alignment = deployment.options.alignment
     constants = IdentifierTable("weight_")
     prepared = variant_constants(deployment, constants)   # layouts the kernel variants read
     weight_arrays = prepared.apply(constant_arrays(graph, plan, constants), constants)
-    network, requant_arrays, sources, arena_sections = render_network(deployment, constants, prepared.pointers)
+    network, requant_arrays, sources, arena_sections = render_network(deployment, constants, prepared.pointers,
+                                                                      client_arenas=client)
     files = dict(network)
     files.update(render_data(weight_arrays + requant_arrays, deployment.target, model, alignment,
                              arena_sections))
@@ -148,4 +157,4 @@ def generate_files(deployment, options: ProjectOptions = ProjectOptions()) -> di
         files.update(render_test_vectors(graph, options.test_vectors, model))
     if options.trustzone:
         files.update(render_trustzone(graph, model))
-    return files
+    return client_api_files(deployment, files, options.api, options.name, sources) if client else files
