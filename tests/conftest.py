@@ -2,10 +2,12 @@
 
 The real models live in ``../shared`` beside the checkout (read-only); set
 ``MCUDEPLOY_SHARED`` to point elsewhere. Tests that need them skip with a reason when the
-folder is absent, except in CI (``CI=true``), where a missing folder is an error.
+folder is absent, except in CI (``CI=true``), where a missing folder is an error; the same
+holds for reference libraries (:func:`reference_module`).
 """
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -31,6 +33,17 @@ def shared_model(relative: str) -> Path:
             raise FileNotFoundError(f"shared model {path} missing in CI")
         pytest.skip(f"shared model {path} not available")
     return path
+
+
+def reference_module(name: str):
+    """Import the reference library ``name`` (e.g. ``tf_keras``); skip when it is not
+    installed, except in CI (``CI=true``), where a missing reference is an error."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"reference {name} is not installed (pip install -e '.[test]')")
 
 
 @pytest.fixture

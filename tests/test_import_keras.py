@@ -1,0 +1,194 @@
+"""The Keras importer (``.h5`` of tf.keras 2.x and Keras 3, ``.keras`` zips) against Keras's
+own forward pass: every layer family, nested and Sequential models, TFOpLambda /
+SlicingOpLambda arithmetic, application architectures (weights=None, seeded values), and
+the refusals of bad files. Tolerance: max |ours - Keras| <= 1e-4 x the output's range, per
+output. The references (tf_keras, keras) are test-only; the importer reads h5py alone.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import keras_models
+from conftest import reference_module
+from mcudeploy.cli.main import main as cli_main
+from mcudeploy.errors import ModelFormatError, UnsupportedError
+from mcudeploy.importers import load_model
+from mcudeploy.ir import verify
+from mcudeploy.reference import run_float
+
+RELATIVE_TOLERANCE = 1e-4
+
+
+@pytest.fixture(scope="module")
+def references():
+    """(tf_keras, keras 3, tensorflow)."""
+    tf = reference_module("tensorflow")
+    return reference_module("tf_keras"), reference_module("keras"), tf
+
+
+@pytest.fixture(scope="module")
+def saved(references, tmp_path_factory):
+    """``saved(name, flavour, container)`` -> (model, path): built once per module."""
+    folder, cache = tmp_path_factory.mktemp("keras_models"), {}
+    builders = {**{n: b for n, (b, _) in keras_models.LAYER_MODELS.items()}, **keras_models.APPLICATIONS,
+                "activations": None}
+
+    def make(name: str, flavour: str, container: str):
+        key = (name, flavour)
+        if key not in cache:
+            k = references[0] if flavour == "tf_keras" else references[1]
+            if name == "activations":
+                names = keras_models.TF_KERAS_ACTIVATIONS if flavour == "tf_keras" else keras_models.KERAS3_ACTIVATIONS
+                model = keras_models.activations(k, references[2], names)
+            else:
+                model = builders[name](k, references[2])
+            keras_models.randomize(model, seed=len(cache))
+            cache[key] = model
+        path = folder / f"{name}_{flavour}.{container}"
+        if not path.exists():
+            cache[key].save(path)
+        return cache[key], path
+    return make
+
+
+def compare(model, path, seed: int = 0) -> float:
+    """Import ``path``, run both engines on one seeded sample; the worst error / range."""
+    graph = load_model(path)
+    verify(graph)
+    rng = np.random.default_rng(seed)
+    feeds = {v.name: rng.normal(0.0, 1.0, v.shape).astype(np.float32) for v in graph.inputs}
+    arguments = [feeds[v.name] for v in graph.inputs]
+    expected = model(arguments if len(arguments) > 1 else arguments[0], training=False)
+    expected = [np.asarray(e) for e in (expected if isinstance(expected, (list, tuple)) else [expected])]
+    ours = run_float(graph, feeds)
+    assert len(expected) == len(graph.outputs)
+    worst = 0.0
+    for value, reference in zip(graph.outputs, expected):
+        got = ours[value.name]
+        assert got.shape == reference.shape, value.name
+        scale = max(float(reference.max() - reference.min()), 1e-6)
+        error = float(np.max(np.abs(got - reference))) / scale
+        assert error <= RELATIVE_TOLERANCE, f"{path.name} output {value.name}: {error:.2e} of the range"
+        worst = max(worst, error)
+    return worst
+
+
+LAYER_CASES = [(name, flavour, container) for name, (_, keras3) in keras_models.LAYER_MODELS.items()
+               for flavour, container in [("tf_keras", "h5"), ("keras3", "keras"), ("keras3", "h5")]
+               if keras3 or flavour == "tf_keras"]
+LAYER_CASES += [("activations", f, c) for f, c in [("tf_keras", "h5"), ("keras3", "keras")]]
+LAYER_CASES += [("conv", "tf_keras", "keras"), ("nested", "tf_keras", "keras")]
+
+
+@pytest.mark.parametrize("name,flavour,container", LAYER_CASES)
+def test_layer_models_match_keras(saved, name, flavour, container):
+    compare(*saved(name, flavour, container))
+
+
+def test_node_names_are_keras_layer_names_and_nhwc_stays(saved):
+    _, path = saved("conv", "tf_keras", "h5")
+    graph = load_model(path)
+    names = {node.name for node in graph.nodes}
+    assert {"strided", "grouped_dilated", "valid", "depthwise", "separable/depthwise", "separable"} <= names
+    assert not any(node.op == "Transpose" for node in graph.nodes)
+    convs = {node.name: node for node in graph.nodes if node.op == "Conv"}
+    assert all(node.attrs["layout"] == "NHWC" for node in convs.values())
+    assert convs["grouped_dilated"].attrs["group"] == 2 and convs["depthwise"].attrs["group"] == 4
+    assert convs["strided"].attrs["activation_min"] == 0.0          # relu fused as a clamp
+    assert graph.inputs[0].shape == (1, 9, 9, 4) and graph.metadata["format"] == "keras"
+
+
+def test_training_only_layers_leave_no_node(saved):
+    graph = load_model(saved("reshaping", "tf_keras", "h5")[1])
+    assert not {"dropout", "spatial_dropout", "noise"} & {node.name for node in graph.nodes}
+
+
+def test_nested_models_are_inlined_by_path(saved):
+    graph = load_model(saved("nested", "keras3", "keras")[1])
+    names = {node.name for node in graph.nodes}
+    assert {"block/inner_conv", "block/inner_bn", "head/head_dense", "residual"} <= names
+
+
+@pytest.mark.parametrize("name,flavour,container", [
+    ("mobilenet", "tf_keras", "h5"), ("mobilenet_v2", "tf_keras", "h5"), ("resnet_style", "tf_keras", "h5"),
+    ("mobilenet_v2", "keras3", "keras"), ("resnet_style", "keras3", "h5")])
+def test_applications_match_keras(saved, name, flavour, container):
+    compare(*saved(name, flavour, container))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flavour,container", [("tf_keras", "h5"), ("keras3", "keras")])
+def test_efficientnet_b0_matches_keras(saved, flavour, container):
+    model, path = saved("efficientnet_b0", flavour, container)
+    compare(model, path)
+    ops = {node.op for node in load_model(path).nodes}
+    assert {"Sigmoid", "Mul", "ReduceMean"} <= ops           # swish and squeeze-excite
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+def _analyze_fails(path, capsys, code: int, *needles: str) -> None:
+    assert cli_main(["analyze", str(path)]) == code
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message, message
+    for needle in needles:
+        assert needle in message, message
+
+
+def test_corrupt_and_truncated_hdf5(saved, tmp_path, capsys):
+    corrupt = tmp_path / "corrupt.h5"
+    corrupt.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(np.random.default_rng(0).integers(0, 256, 4000, np.uint8)))
+    _analyze_fails(corrupt, capsys, ModelFormatError.exit_code, "corrupt.h5", "HDF5")
+    data = saved("conv", "tf_keras", "h5")[1].read_bytes()
+    truncated = tmp_path / "truncated.h5"
+    truncated.write_bytes(data[: len(data) // 2])
+    _analyze_fails(truncated, capsys, ModelFormatError.exit_code, "truncated.h5", "save the model again")
+    text = tmp_path / "notes.keras"
+    text.write_text("not a model")
+    _analyze_fails(text, capsys, ModelFormatError.exit_code, "notes.keras")
+
+
+def test_weights_without_config(saved, tmp_path, capsys):
+    model, _ = saved("conv", "tf_keras", "h5")
+    path = tmp_path / "weights.h5"
+    model.save_weights(path)
+    _analyze_fails(path, capsys, ModelFormatError.exit_code, "no model config", "model.save")
+
+
+def _refused(references, tmp_path, capsys, layer, *needles: str) -> None:
+    k = references[0]
+    x = k.Input((4, 4, 3), name="x")
+    model = k.Model(x, layer(k.layers.Conv2D(2, 1, name="conv")(x)))
+    path = tmp_path / "model.h5"
+    model.save(path)
+    _analyze_fails(path, capsys, UnsupportedError.exit_code, *needles)
+
+
+def test_lambda_is_refused_by_name(references, tmp_path, capsys):
+    layer = references[0].layers.Lambda(lambda t: t * 2.0, name="times_two")
+    _refused(references, tmp_path, capsys, layer, "'times_two'", "Lambda", "TFLite")
+
+
+def test_unknown_layer_is_refused_by_name(references, tmp_path, capsys):
+    layer = references[0].layers.Conv2DTranspose(2, 3, name="up")
+    _refused(references, tmp_path, capsys, layer, "'up'", "Conv2DTranspose", "not supported")
+
+
+def test_custom_layer_class_is_refused_by_name(references, tmp_path, capsys):
+    k = references[0]
+
+    @k.utils.register_keras_serializable(package="Mine")
+    class Doubler(k.layers.Layer):
+        def call(self, inputs):
+            return inputs * 2.0
+
+    _refused(references, tmp_path, capsys, Doubler(name="doubler"), "'doubler'", "Mine>Doubler", "custom")
+
+
+def test_missing_h5py_names_the_extra(saved, monkeypatch):
+    import sys
+    path = saved("conv", "tf_keras", "h5")[1]
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    with pytest.raises(UnsupportedError, match=r"pip install 'mcudeploy\[keras\]'"):
+        load_model(path)
