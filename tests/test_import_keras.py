@@ -192,3 +192,108 @@ def test_missing_h5py_names_the_extra(saved, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)
     with pytest.raises(UnsupportedError, match=r"pip install 'mcudeploy\[keras\]'"):
         load_model(path)
+
+
+# -- the whole pipeline from a float Keras model ------------------------------------------
+
+def _small_cnn(k):
+    x = k.Input((16, 16, 3), name="image")
+    y = k.layers.Conv2D(8, 3, strides=2, padding="same", name="stem")(x)
+    y = k.layers.BatchNormalization(name="stem_bn")(y)
+    y = k.layers.ReLU(6.0, name="stem_relu")(y)
+    y = k.layers.DepthwiseConv2D(3, padding="same", activation="relu", name="dw")(y)
+    y = k.layers.Add(name="residual")([y, k.layers.Conv2D(8, 1, name="pw")(y)])
+    y = k.layers.GlobalAveragePooling2D(name="gap")(y)
+    return k.Model(x, k.layers.Dense(4, activation="softmax", name="classifier")(y))
+
+
+@pytest.mark.slow
+def test_keras_model_quantizes_plans_generates_and_validates_on_host_and_qemu(references, tmp_path, capsys):
+    import os
+    import shutil
+    model = _small_cnn(references[0])
+    keras_models.randomize(model, seed=5)
+    float_path, quantized = tmp_path / "small.h5", tmp_path / "small_int8.tflite"
+    model.save(float_path)
+    calibration = np.random.default_rng(1).normal(size=(16, 1, 16, 16, 3)).astype(np.float32)
+    np.save(tmp_path / "calib.npy", calibration)
+    assert cli_main(["quantize", str(float_path), "--calib", str(tmp_path / "calib.npy"), "-o", str(quantized)]) == 0
+    assert cli_main(["plan", str(quantized)]) == 0
+    assert cli_main(["generate", str(quantized), "-o", str(tmp_path / "generated")]) == 0
+    assert (tmp_path / "generated").is_dir()
+    capsys.readouterr()
+    assert cli_main(["validate", str(float_path), "--quantized", str(quantized), "--samples", "4",
+                     "--on", "host"]) == 0
+    out = capsys.readouterr().out
+    assert "validation: PASS" in out and "on host: bit-exact" in out
+    if shutil.which("qemu-system-arm") is None and os.environ.get("CI") != "true":
+        pytest.skip("qemu-system-arm is not installed")
+    assert cli_main(["validate", str(quantized), "--on", "qemu-m4", "--samples", "2"]) == 0
+    assert "bit-exact" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flavour,container", [("tf_keras", "h5"), ("keras3", "keras")])
+def test_mutated_files_give_mcudeploy_errors_only(saved, tmp_path, flavour, container):
+    """Seeded byte mutations (truncations, overwritten runs, flipped bytes) of a saved model:
+    each either imports or raises an McuDeployError, never another exception."""
+    from mcudeploy.errors import McuDeployError
+    data = saved("nested", flavour, container)[1].read_bytes()
+    rng = np.random.default_rng(7)
+    outcomes = {"imported": 0, "refused": 0}
+    for case in range(40):
+        mutated = bytearray(data)
+        if case % 3 == 0:
+            mutated = mutated[: int(rng.integers(16, len(data)))]
+        else:
+            for _ in range(int(rng.integers(1, 6))):
+                at = int(rng.integers(0, len(mutated) - 8))
+                mutated[at: at + 8] = bytes(rng.integers(0, 256, 8, dtype=np.uint8))
+        path = tmp_path / f"case{case}.{container}"
+        path.write_bytes(bytes(mutated))
+        try:
+            load_model(path)
+            outcomes["imported"] += 1
+        except McuDeployError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 0, outcomes
+
+
+def _places(item, found=None) -> list:
+    """Every (container, key) of a parsed JSON document."""
+    found = [] if found is None else found
+    for key in (item if isinstance(item, dict) else range(len(item))):
+        found.append((item, key))
+        if isinstance(item[key], (dict, list)):
+            _places(item[key], found)
+    return found
+
+
+def test_config_values_of_other_types_give_mcudeploy_errors_only(saved, tmp_path):
+    """Seeded structural mutations of the model config (a value replaced by one of another
+    type, as a hand-edited or damaged file has): an McuDeployError or an import, nothing else."""
+    import json
+    import random
+    import shutil
+
+    import h5py
+
+    from mcudeploy.errors import McuDeployError
+    source = saved("tf_ops", "tf_keras", "h5")[1]
+    with h5py.File(source, "r") as file:
+        original = json.loads(file.attrs["model_config"])
+    odd = [None, -1, 0, 10 ** 12, "x", [], {}, [None], {"a": 1}, 1.5, True, [1, 2, 3], "relu"]
+    rnd = random.Random(3)
+    for case in range(60):
+        config = json.loads(json.dumps(original))
+        spots = _places(config)
+        for _ in range(rnd.randint(1, 3)):
+            holder, key = rnd.choice(spots)
+            holder[key] = rnd.choice(odd)
+        path = tmp_path / f"case{case}.h5"
+        shutil.copy(source, path)
+        with h5py.File(path, "a") as file:
+            file.attrs["model_config"] = json.dumps(config)
+        try:
+            load_model(path)
+        except McuDeployError:
+            pass

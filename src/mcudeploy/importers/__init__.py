@@ -60,7 +60,7 @@ def _zip_has_config(data: bytes) -> bool:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return "config.json" in archive.namelist()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError):
         return False
 
 

@@ -11,16 +11,26 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import ModelFormatError, UnsupportedError
+from ...limits import check_budget
 from .weights import WeightStore, read_keras_weights, read_legacy_weights
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 ZIP_SIGNATURE = b"PK\x03\x04"
 INSTALL_HINT = "pip install 'mcudeploy[keras]'"
+# What h5py raises on a damaged file: OSError mostly, RuntimeError / KeyError / ValueError /
+# TypeError from its lower layers (a damaged link table, heap or attribute message).
+HDF5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, AttributeError, IndexError,
+               OverflowError)
+# What zipfile raises on a damaged archive (a bad CRC or header, an unknown compression
+# method, an encrypted member, a truncated deflate stream).
+ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, KeyError,
+              RuntimeError, NotImplementedError)
 
 
 @dataclass
@@ -61,7 +71,7 @@ def _open_h5(path: Path, data: bytes, what: str) -> Any:
     h5py = _h5py(path)
     try:
         return h5py.File(io.BytesIO(data), "r")
-    except (OSError, ValueError) as err:
+    except HDF5_ERRORS as err:
         raise ModelFormatError(f"{path}: {what} is not a readable HDF5 file ({err}); the file "
                                "is truncated or corrupt, save the model again") from None
 
@@ -92,12 +102,19 @@ def _read_h5(path: Path, data: bytes) -> KerasFile:
                     "with model.save('model.h5') or model.save('model.keras')")
             config = _json(path, text, "model config")
             weights = read_legacy_weights(path, file)
-        except (OSError, KeyError, ValueError) as err:
+        except HDF5_ERRORS as err:
             raise ModelFormatError(f"{path}: cannot read the HDF5 file ({err}); the file is "
                                    "truncated or corrupt, save the model again") from None
     if isinstance(version, bytes):
         version = version.decode("utf-8", "replace")
     return KerasFile(config, weights, str(version), "h5")
+
+
+def _member(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
+    """One member's bytes, its declared size checked against the memory budget first."""
+    check_budget(archive.getinfo(name).file_size, f"{path}: {name} inside the .keras file",
+                 ModelFormatError, "mcudeploy deploys models for microcontrollers")
+    return archive.read(name)
 
 
 def _read_zip(path: Path, data: bytes) -> KerasFile:
@@ -107,10 +124,10 @@ def _read_zip(path: Path, data: bytes) -> KerasFile:
             if "config.json" not in names:
                 raise ModelFormatError(f"{path}: a zip file without config.json is not a .keras "
                                        "model; save the model with model.save('model.keras')")
-            config = _json(path, archive.read("config.json"), "config.json")
-            metadata = json.loads(archive.read("metadata.json")) if "metadata.json" in names else {}
-            weight_bytes = archive.read("model.weights.h5") if "model.weights.h5" in names else None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            config = _json(path, _member(path, archive, "config.json"), "config.json")
+            metadata = json.loads(_member(path, archive, "metadata.json")) if "metadata.json" in names else {}
+            weight_bytes = _member(path, archive, "model.weights.h5") if "model.weights.h5" in names else None
+    except ZIP_ERRORS as err:
         raise ModelFormatError(f"{path}: not a readable .keras zip ({err}); the file is "
                                "truncated or corrupt, save the model again") from None
     if weight_bytes is None:
@@ -119,7 +136,7 @@ def _read_zip(path: Path, data: bytes) -> KerasFile:
     with _open_h5(path, weight_bytes, "model.weights.h5 inside the .keras file") as file:
         try:
             weights = read_keras_weights(path, file)
-        except (OSError, KeyError, ValueError) as err:
+        except HDF5_ERRORS as err:
             raise ModelFormatError(f"{path}: cannot read model.weights.h5 ({err}); the file is "
                                    "truncated or corrupt, save the model again") from None
     version = metadata.get("keras_version", "3") if isinstance(metadata, dict) else "3"

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import GraphError, ModelFormatError, UnsupportedError, UsageError
 from ...ir import DType, Graph, Value, verify
-from . import layers  # noqa: F401  (registers the converters)
+from . import layers as _layers  # noqa: F401  (registers the converters)
 from .archive import read_keras_file
 from .config import MODEL_CLASSES, LayerSpec, ModelSpec, TensorRef, parse_model
 from .context import KerasConversion, LayerContext
@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 InputShapes = dict[str, tuple[int, ...]]
 Produced = dict[tuple[str, int], list[Value]]
 EXPORT_HINT = "or export the model to TFLite first (mcudeploy imports .tflite files)"
+# What reading a config value of the wrong type raises (a list where Keras writes a number...).
+MALFORMED = (TypeError, ValueError, AttributeError, KeyError, IndexError)
 
 
 def import_keras(path: Path, data: bytes, *, input_shapes: InputShapes) -> Graph:
@@ -37,7 +39,11 @@ def import_keras(path: Path, data: bytes, *, input_shapes: InputShapes) -> Graph
     if keras_file.config.get("class_name") not in MODEL_CLASSES:
         raise UnsupportedError(f"{path}: the file holds a {keras_file.config.get('class_name')!r}, "
                                f"not a model ({', '.join(MODEL_CLASSES)})")
-    spec = parse_model(path, keras_file.config)
+    try:
+        spec = parse_model(path, keras_file.config)
+    except MALFORMED as err:   # a value of another type than Keras writes, deep in the JSON
+        raise ModelFormatError(f"{path}: the model config is malformed ({type(err).__name__}: "
+                               f"{err}); save the model again with model.save()") from None
     graph = Graph(spec.name)
     graph.metadata.update(format="keras", keras_version=keras_file.keras_version,
                           keras_container=keras_file.container)
@@ -96,18 +102,20 @@ def _convert_model(conversion: KerasConversion, spec: ModelSpec, prefix: tuple[s
     produced: Produced = {(ref.layer, 0): [value] for ref, value in zip(spec.inputs, inputs)}
     pending = [(layer, call) for layer in spec.layers if layer.class_name != "InputLayer"
                for call in range(len(layer.calls))]
-    while pending:
-        ready = [(la, c) for la, c in pending if _resolvable(conversion, layers, produced, la.calls[c].args,
-                                                            la.calls[c].kwargs)]
-        if not ready:
+    while pending:    # one pass when the config lists layers in order, as Keras writes it
+        remaining = []
+        for layer, call in pending:
+            if _resolvable(conversion, layers, produced, layer.calls[call].args, layer.calls[call].kwargs):
+                produced[(layer.name, call)] = _convert_call(conversion, layers, produced, layer, call,
+                                                             prefix, saveable_prefix)
+            else:
+                remaining.append((layer, call))
+        if len(remaining) == len(pending):
             layer = pending[0][0]
             raise GraphError(f"{conversion.path}: layer {'/'.join(prefix + (layer.name,))!r} reads "
                              "tensors that no layer of the model produces (a cycle, or a corrupt "
                              "config)")
-        for layer, call in ready:
-            produced[(layer.name, call)] = _convert_call(conversion, layers, produced, layer, call,
-                                                         prefix, saveable_prefix)
-        pending = [item for item in pending if item not in ready]
+        pending = remaining
     return [_lookup(conversion, layers, produced, ref) for ref in spec.outputs]
 
 
@@ -180,7 +188,12 @@ def _convert_call(conversion: KerasConversion, layers: dict[str, LayerSpec], pro
     for value in ctx.inputs:
         if value.dtype != DType.FLOAT32:
             raise ctx.unsupported(f"input {value.type_str()} is not float32")
-    return converter(ctx)
+    try:
+        return converter(ctx)
+    except MALFORMED as err:   # converters check what Keras writes; this is a damaged config
+        raise ModelFormatError(f"{ctx.where()}: its config holds a value of an unexpected type "
+                               f"({type(err).__name__}: {err}); save the model again with "
+                               "model.save()") from None
 
 
 def refusal(ctx: LayerContext) -> UnsupportedError:

@@ -86,13 +86,15 @@ def read_legacy_weights(path: Path, file: Any) -> WeightStore:
                                    "missing (truncated or corrupt file)")
         group = root[group_name]
         for weight_name in (_text(n) for n in group.attrs.get("weight_names", [])):
-            if weight_name not in group:
+            try:
+                dataset = group[weight_name]
+            except KeyError:
                 raise ModelFormatError(f"{path}: weight {weight_name!r} of layer {group_name!r} "
-                                       "is listed but missing (truncated or corrupt file)")
+                                       "is listed but missing (truncated or corrupt file)") from None
             parts = _VARIABLE_SUFFIX.sub("", weight_name).split("/")
             owner = parts[-2] if len(parts) >= 2 else group_name
             key = (group_name,) if owner == group_name else (group_name, owner)
-            store.add(path, key, _array(path, group[weight_name], weight_name))
+            store.add(path, key, _array(path, dataset, weight_name))
     return store
 
 

@@ -105,7 +105,7 @@ def _softmax(ctx: LayerContext, first: Any, kwargs: dict[str, Any]) -> Value:
 
 @tf_function("negative")
 def _negative(ctx: LayerContext, first: Any, kwargs: dict[str, Any]) -> Value:
-    return ctx.add("Mul", [_tensor(ctx, first, "x"), ctx.constant(np.float32(-1), "minus_one")])
+    return ctx.add("Mul", [_tensor(ctx, first, "x"), ctx.constant(np.array(-1.0, np.float32), "minus_one")])
 
 
 @tf_function("square")
@@ -117,7 +117,7 @@ def _square(ctx: LayerContext, first: Any, kwargs: dict[str, Any]) -> Value:
 @tf_function("clip_by_value")
 def _clip(ctx: LayerContext, first: Any, kwargs: dict[str, Any]) -> Value:
     low, high = kwargs.get("clip_value_min"), kwargs.get("clip_value_max")
-    if not all(isinstance(v, (int, float)) for v in (low, high)):
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
         raise ctx.unsupported("clip_by_value needs number bounds")
     return ctx.add("Clip", [_tensor(ctx, first, "t")], {"min": float(low), "max": float(high)})
 
