@@ -77,12 +77,12 @@ def rows(folder: Path) -> list[str]:
     lines = []
     names = [*keras_models.LAYER_MODELS, "activations", *keras_models.APPLICATIONS]
     for name in names:
-        for flavour, k, container in (("tf_keras", tf_keras, "h5"), ("keras 3", keras, "keras")):
-            if flavour == "keras 3" and name in keras_models.LAYER_MODELS and not keras_models.LAYER_MODELS[name][1]:
+        for flavour, k, container in (("tf_keras", tf_keras, "h5"), ("keras3", keras, "keras")):
+            if name in keras_models.LAYER_MODELS and flavour not in keras_models.LAYER_MODELS[name][1]:
                 continue
             model = build(name, k)
             keras_models.randomize(model, seed=1)
-            path = folder / f"{name}_{flavour.replace(' ', '')}.{container}"
+            path = folder / f"{name}_{flavour}.{container}"
             model.save(path)
             nodes = len(load_model(path).nodes)
             lines.append(f"| {name} | {flavour} `.{container}` | {count_layers(model)} | {nodes} | "

@@ -152,6 +152,19 @@ def tf_ops(k: Any, tf: Any) -> Any:
     return k.Model(x, [f, g, h])
 
 
+def keras_ops(k: Any, tf: Any) -> Any:
+    """keras.ops calls and Python arithmetic on Keras 3 tensors (operation layers)."""
+    ops = k.ops
+    x = k.Input((4, 4, 6), name="x")
+    y = k.layers.Conv2D(6, 1, name="conv")(x)
+    a = ops.mean(y, axis=[1, 2], keepdims=True)
+    b = ops.reshape(ops.concatenate([y, x * 2.0], axis=-1), (-1, 4 * 4 * 12))
+    c = ops.transpose(y, (0, 2, 1, 3))[:, 1:3, :, 0:2]
+    d = ops.relu6(y) - ops.silu(y) + 1.0 / (1.0 + ops.exp(-y)) + ops.sqrt(ops.abs(y)) / 2
+    e = ops.maximum(ops.sigmoid(a), 0.1) * y[..., 1:2]
+    return k.Model(x, [b, c, d, e])
+
+
 def resnet_style(k: Any, tf: Any) -> Any:
     """ResNet50's stem and bottleneck blocks (1x1 - 3x3 - 1x1, projection shortcut), small."""
     x = k.Input((32, 32, 3), name="x")
@@ -197,11 +210,13 @@ TF_KERAS_ACTIVATIONS = ("relu", "sigmoid", "softmax", "tanh", "swish", "hard_sig
                         "elu", "softplus")
 KERAS3_ACTIVATIONS = TF_KERAS_ACTIVATIONS + ("relu6", "hard_swish", "silu")
 
-# name -> (builder, whether Keras 3 can build it: TFOpLambda is tf.keras 2 only)
-LAYER_MODELS: dict[str, tuple[Callable[..., Any], bool]] = {
-    "conv": (conv, True), "dense_batchnorm": (dense_batchnorm, True), "merges": (merges, True),
-    "pooling": (pooling, True), "reshaping": (reshaping, True), "rescaling": (rescaling, True),
-    "nested": (nested, True), "tf_ops": (tf_ops, False),
+BOTH = ("tf_keras", "keras3")
+# name -> (builder, the Keras flavours that build it: TFOpLambda is tf.keras 2 only, operation
+# layers Keras 3 only)
+LAYER_MODELS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
+    "conv": (conv, BOTH), "dense_batchnorm": (dense_batchnorm, BOTH), "merges": (merges, BOTH),
+    "pooling": (pooling, BOTH), "reshaping": (reshaping, BOTH), "rescaling": (rescaling, BOTH),
+    "nested": (nested, BOTH), "tf_ops": (tf_ops, ("tf_keras",)), "keras_ops": (keras_ops, ("keras3",)),
 }
 APPLICATIONS: dict[str, Callable[..., Any]] = {
     "mobilenet": mobilenet, "mobilenet_v2": mobilenet_v2, "resnet_style": resnet_style,

@@ -52,9 +52,9 @@ def saved(references, tmp_path_factory):
     return make
 
 
-def compare(model, path, seed: int = 0) -> float:
+def compare(model, path, seed: int = 0, input_shapes=None) -> float:
     """Import ``path``, run both engines on one seeded sample; the worst error / range."""
-    graph = load_model(path)
+    graph = load_model(path, input_shapes=input_shapes)
     verify(graph)
     rng = np.random.default_rng(seed)
     feeds = {v.name: rng.normal(0.0, 1.0, v.shape).astype(np.float32) for v in graph.inputs}
@@ -74,9 +74,9 @@ def compare(model, path, seed: int = 0) -> float:
     return worst
 
 
-LAYER_CASES = [(name, flavour, container) for name, (_, keras3) in keras_models.LAYER_MODELS.items()
+LAYER_CASES = [(name, flavour, container) for name, (_, flavours) in keras_models.LAYER_MODELS.items()
                for flavour, container in [("tf_keras", "h5"), ("keras3", "keras"), ("keras3", "h5")]
-               if keras3 or flavour == "tf_keras"]
+               if flavour in flavours]
 LAYER_CASES += [("activations", f, c) for f, c in [("tf_keras", "h5"), ("keras3", "keras")]]
 LAYER_CASES += [("conv", "tf_keras", "keras"), ("nested", "tf_keras", "keras")]
 
@@ -108,6 +108,28 @@ def test_nested_models_are_inlined_by_path(saved):
     graph = load_model(saved("nested", "keras3", "keras")[1])
     names = {node.name for node in graph.nodes}
     assert {"block/inner_conv", "block/inner_bn", "head/head_dense", "residual"} <= names
+
+
+def test_sequential_shared_layer_and_free_dimensions(references, tmp_path, capsys):
+    k = references[0]
+    chain = k.Sequential([k.layers.Dense(5, activation="relu", input_shape=(4,), name="first"),
+                          k.layers.Dense(2, name="second")])
+    x = k.Input((6,), name="x")
+    shared = k.layers.Dense(6, activation="tanh", name="shared")
+    twice = k.Model(x, shared(shared(x)))
+    image = k.Input((None, None, 3), name="image")
+    free = k.Model(image, k.layers.Conv2D(4, 3, padding="same", name="conv")(image))
+    paths = {}
+    for name, model in (("chain", chain), ("twice", twice), ("free", free)):
+        keras_models.randomize(model, seed=2)
+        paths[name] = tmp_path / f"{name}.h5"
+        model.save(paths[name])
+    compare(chain, paths["chain"])
+    compare(twice, paths["twice"])
+    assert [node.name for node in load_model(paths["twice"]).nodes] == ["shared", "shared/tanh",
+                                                                          "shared_call1", "shared_call1/tanh"]
+    _analyze_fails(paths["free"], capsys, UnsupportedError.exit_code, "'image'", "--input-shape image=1,1,1,3")
+    compare(free, paths["free"], input_shapes={"image": (1, 7, 5, 3)})
 
 
 @pytest.mark.parametrize("name,flavour,container", [

@@ -23,7 +23,7 @@ from . import layers as _layers  # noqa: F401  (registers the converters)
 from .archive import read_keras_file
 from .config import MODEL_CLASSES, LayerSpec, ModelSpec, TensorRef, parse_model
 from .context import KerasConversion, LayerContext
-from .registry import CONVERTERS
+from .registry import CONVERTERS, OPERATION_MODULE, OPERATIONS, converter_of
 
 log = logging.getLogger(__name__)
 InputShapes = dict[str, tuple[int, ...]]
@@ -182,7 +182,7 @@ def _convert_call(conversion: KerasConversion, layers: dict[str, LayerSpec], pro
     ctx = LayerContext(conversion, layer, layer_path, name, args, kwargs, saveable_path)
     if layer.model is not None:
         return _convert_model(conversion, layer.model, layer_path, ctx.inputs, saveable_path)
-    converter = CONVERTERS.get(layer.class_name)
+    converter = converter_of(layer.class_name, layer.module, layer.config)
     if converter is None:
         raise refusal(ctx)
     for value in ctx.inputs:
@@ -205,6 +205,10 @@ def refusal(ctx: LayerContext) -> UnsupportedError:
                                f"tf.* operations (saved as TFOpLambda), {EXPORT_HINT}")
     registered = layer.registered_name or ""
     module = layer.module or ""
+    if module.startswith(OPERATION_MODULE):
+        return ctx.unsupported(f"the Keras operation {layer.class_name} ({module}) is not supported "
+                               f"(supported: {', '.join(sorted(OPERATIONS))}); write it with Keras "
+                               f"layers, {EXPORT_HINT}")
     if ">" in registered or ">" in layer.class_name or (module and not module.startswith("keras")):
         return ctx.unsupported(f"custom layer class {registered or layer.class_name!r} (module "
                                f"{module or 'unknown'}): mcudeploy reads only built-in Keras "

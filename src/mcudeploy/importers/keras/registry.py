@@ -23,6 +23,10 @@ from .context import LayerContext
 
 Converter = Callable[[LayerContext], list[Value]]
 CONVERTERS: dict[str, Converter] = {}
+# Keras 3's operation layers (module keras.src.ops.*; their class names, Add, Multiply,
+# Reshape..., clash with the layers'), in a table of their own.
+OPERATIONS: dict[str, Converter] = {}
+OPERATION_MODULE = "keras.src.ops"
 
 # Layers that are the identity at inference (noise and dropout are training-only).
 PASS_THROUGH = ("Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
@@ -46,6 +50,32 @@ def converter(*class_names: str) -> Callable[[Converter], Converter]:
             CONVERTERS[name] = function
         return function
     return register
+
+
+def operation(*class_names: str) -> Callable[[Converter], Converter]:
+    """Register the decorated function as the converter of Keras 3 operation classes."""
+    def register(function: Converter) -> Converter:
+        for name in class_names:
+            if name in OPERATIONS:
+                raise RuntimeError(f"Keras operation {name} has two converters")
+            OPERATIONS[name] = function
+        return function
+    return register
+
+
+def is_operation(class_name: str, module: str | None, config: dict[str, Any]) -> bool:
+    """Whether a layer entry is a Keras 3 operation: its module says so, or (Keras 3's legacy
+    ``.h5`` writes no module) its config lacks the ``trainable`` every layer config has."""
+    if module:
+        return module.startswith(OPERATION_MODULE)
+    return class_name in OPERATIONS and "trainable" not in config
+
+
+def converter_of(class_name: str, module: str | None, config: dict[str, Any]) -> Converter | None:
+    """The converter of a layer entry: an operation's or a layer's."""
+    if is_operation(class_name, module, config):
+        return OPERATIONS.get(class_name)
+    return CONVERTERS.get(class_name)
 
 
 def activation_name(ctx: LayerContext, key: str = "activation") -> str:

@@ -201,10 +201,9 @@ def _expand_ellipsis(ctx: LayerContext, items: list[Any], rank: int) -> list[Any
     return items + [full] * (rank - len(items))
 
 
-@converter("SlicingOpLambda")
-def slicing_op_lambda(ctx: LayerContext) -> list[Value]:
-    x = ctx.input(0)
-    items = _expand_ellipsis(ctx, _slice_items(ctx, ctx.kwargs.get("slice_spec")), x.rank)
+def slice_value(ctx: LayerContext, x: Value, spec: Any) -> Value:
+    """``x[spec]`` for a serialized Python index (see the module docstring)."""
+    items = _expand_ellipsis(ctx, _slice_items(ctx, spec), x.rank)
     starts, ends, axes, squeeze = [], [], [], []
     for axis, item in enumerate(items):
         if isinstance(item, bool) or not isinstance(item, (int, dict)):
@@ -224,7 +223,7 @@ def slicing_op_lambda(ctx: LayerContext) -> list[Value]:
             starts.append(start)
             ends.append(stop)
             axes.append(axis)
-    if 0 in squeeze or 0 in axes and x.shape[0] != 1:
+    if 0 in squeeze or 0 in axes:
         raise ctx.unsupported("slicing the batch axis is not supported")
     y = x
     if axes:
@@ -232,4 +231,9 @@ def slicing_op_lambda(ctx: LayerContext) -> list[Value]:
                     suffix="slice" if squeeze else "")
     if squeeze:
         y = ctx.add("Squeeze", [y], {"axes": squeeze})
-    return [y]
+    return y
+
+
+@converter("SlicingOpLambda")
+def slicing_op_lambda(ctx: LayerContext) -> list[Value]:
+    return [slice_value(ctx, ctx.input(0), ctx.kwargs.get("slice_spec"))]
