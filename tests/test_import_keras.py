@@ -139,6 +139,22 @@ def test_applications_match_keras(saved, name, flavour, container):
     compare(*saved(name, flavour, container))
 
 
+def test_cleanup_folds_batchnorm_and_fuses_relu6_without_transposes(saved):
+    """MobileNetV2 after the integer-forms pipeline: BN folded into the Convs, ReLU6 fused as
+    their clamps, no Transpose anywhere (Keras is NHWC from the start); still Keras's output."""
+    from mcudeploy.passes.pipelines import integer_forms, run_pipeline
+    model, path = saved("mobilenet_v2", "tf_keras", "h5")
+    graph = load_model(path)
+    run_pipeline(graph, integer_forms())
+    ops = {node.op for node in graph.nodes}
+    assert not ops & {"BatchNormalization", "Clip", "Transpose"}, ops
+    assert graph.node("Conv1").attrs["activation_max"] == 6.0
+    x = np.random.default_rng(0).normal(size=graph.inputs[0].shape).astype(np.float32)
+    expected = np.asarray(model(x, training=False))
+    got = run_float(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
+    assert np.max(np.abs(got - expected)) <= RELATIVE_TOLERANCE * np.ptp(expected)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("flavour,container", [("tf_keras", "h5"), ("keras3", "keras")])
 def test_efficientnet_b0_matches_keras(saved, flavour, container):
