@@ -37,8 +37,10 @@ def import_keras(path: Path, data: bytes, *, input_shapes: InputShapes) -> Graph
     """Import the Keras model ``data`` (the bytes of ``path``) as an IR graph."""
     keras_file = read_keras_file(path, data)
     if keras_file.config.get("class_name") not in MODEL_CLASSES:
-        raise UnsupportedError(f"{path}: the file holds a {keras_file.config.get('class_name')!r}, "
-                               f"not a model ({', '.join(MODEL_CLASSES)})")
+        raise UnsupportedError(f"{path}: the file holds a {keras_file.config.get('class_name')!r}: a "
+                               "subclassed model or a single layer, whose layer graph is Python code "
+                               f"and not in the file; mcudeploy imports {', '.join(MODEL_CLASSES)} "
+                               f"models: rebuild it with the functional API, {EXPORT_HINT}")
     try:
         spec = parse_model(path, keras_file.config)
     except MALFORMED as err:   # a value of another type than Keras writes, deep in the JSON

@@ -47,6 +47,8 @@ def tf_function(*names: str) -> Callable[[TfFunction], TfFunction]:
 def _operand(ctx: LayerContext, item: Any, what: str) -> Value:
     if isinstance(item, Value):
         return item
+    if item is None or isinstance(item, (str, dict)):
+        raise ctx.unsupported(f"argument {what} is missing or not a tensor / number ({str(item)[:60]})")
     try:
         array = np.asarray(item, dtype=np.float32)
     except (TypeError, ValueError):
