@@ -13,7 +13,6 @@ classes and layer classes without a converter are refused by name.
 """
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from .config import MODEL_CLASSES, LayerSpec, ModelSpec, TensorRef, parse_model
 from .context import KerasConversion, LayerContext
 from .registry import CONVERTERS, OPERATION_MODULE, OPERATIONS, converter_of
 
-log = logging.getLogger(__name__)
 InputShapes = dict[str, tuple[int, ...]]
 Produced = dict[tuple[str, int], list[Value]]
 EXPORT_HINT = "or export the model to TFLite first (mcudeploy imports .tflite files)"
