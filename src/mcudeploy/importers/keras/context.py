@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import GraphError, UnsupportedError
 from ...ir import DType, Graph, Value, get_op, infer_types
-from .config import LayerSpec, TensorRef
+from .config import LayerSpec
 from .weights import WeightStore
 
 
@@ -130,7 +130,3 @@ def _flatten_values(items: Any) -> list[Value]:
     if isinstance(items, (list, tuple)):
         return [v for item in items for v in _flatten_values(item)]
     return []
-
-
-def is_tensor_ref(item: Any) -> bool:
-    return isinstance(item, TensorRef)
