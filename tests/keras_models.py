@@ -206,9 +206,9 @@ def efficientnet_b0(k: Any, tf: Any, size: int = 32) -> Any:
     return k.applications.EfficientNetB0(input_shape=(size, size, 3), weights=None, classes=10)
 
 
-TF_KERAS_ACTIVATIONS = ("relu", "sigmoid", "softmax", "tanh", "swish", "hard_sigmoid", "linear",
-                        "elu", "softplus")
-KERAS3_ACTIVATIONS = TF_KERAS_ACTIVATIONS + ("relu6", "hard_swish", "silu")
+TF_KERAS_ACTIVATIONS = ("relu", "relu6", "sigmoid", "softmax", "tanh", "swish", "silu", "hard_sigmoid",
+                        "linear", "elu", "selu", "softplus", "softsign", "exponential", "gelu")
+KERAS3_ACTIVATIONS = TF_KERAS_ACTIVATIONS + ("hard_swish", "hard_silu")
 
 BOTH = ("tf_keras", "keras3")
 # name -> (builder, the Keras flavours that build it: TFOpLambda is tf.keras 2 only, operation

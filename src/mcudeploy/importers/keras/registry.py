@@ -13,6 +13,7 @@ Activations (``keras.activations``) as IR ops, ``x`` the input::
     hard_sigmoid max(0, min(1, a x + 1/2)), a = 0.2 (tf.keras 2) or 1/6 (Keras 3)
     hard_swish, hard_silu  HardSwish: x * relu6(x + 3) / 6
     elu, selu, softplus, softsign, exponential: Elu, Selu, Softplus, Softsign, Exp
+    gelu         Gelu (erf form, the default of both Keras versions' ``activations.gelu``)
 """
 from __future__ import annotations
 
@@ -116,10 +117,12 @@ def apply_activation(ctx: LayerContext, value: Value, name: str | None = None,
     if name in ("swish", "silu"):
         gate = ctx.add("Sigmoid", [value], suffix=f"{suffix}/sigmoid" if suffix else "sigmoid")
         return ctx.add("Mul", [value, gate], suffix=suffix)
+    if name == "gelu":   # the string's default: exact erf form (tf.keras 2 and Keras 3 alike)
+        return ctx.add("Gelu", [value], {"approximate": "none"}, suffix=suffix)
     if name == "hard_sigmoid":
         alpha = 0.2 if ctx.keras_major < 3 else 1.0 / 6.0
         return ctx.add("HardSigmoid", [value], {"alpha": alpha, "beta": 0.5}, suffix=suffix)
-    supported = sorted([*CLAMPS, *SIMPLE_ACTIVATIONS, "softmax", "swish", "silu", "hard_sigmoid"])
+    supported = sorted([*CLAMPS, *SIMPLE_ACTIVATIONS, "softmax", "swish", "silu", "hard_sigmoid", "gelu"])
     raise ctx.unsupported(f"activation {name!r} is not supported (supported: "
                           f"{', '.join(supported)}); use a supported activation or export the "
                           "model to TFLite first")
