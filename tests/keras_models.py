@@ -202,6 +202,11 @@ def mobilenet_v2(k: Any, tf: Any, size: int = 32, alpha: float = 0.35) -> Any:
     return k.applications.MobileNetV2(input_shape=(size, size, 3), alpha=alpha, weights=None, classes=10)
 
 
+def mobilenet_v3_small(k: Any, tf: Any, size: int = 32) -> Any:
+    """Layer names with ``/`` (``Conv/BatchNorm``), hard-swish as tf-op arithmetic."""
+    return k.applications.MobileNetV3Small(input_shape=(size, size, 3), alpha=0.75, weights=None, classes=10)
+
+
 def efficientnet_b0(k: Any, tf: Any, size: int = 32) -> Any:
     return k.applications.EfficientNetB0(input_shape=(size, size, 3), weights=None, classes=10)
 
@@ -219,6 +224,6 @@ LAYER_MODELS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "nested": (nested, BOTH), "tf_ops": (tf_ops, ("tf_keras",)), "keras_ops": (keras_ops, ("keras3",)),
 }
 APPLICATIONS: dict[str, Callable[..., Any]] = {
-    "mobilenet": mobilenet, "mobilenet_v2": mobilenet_v2, "resnet_style": resnet_style,
-    "efficientnet_b0": efficientnet_b0,
+    "mobilenet": mobilenet, "mobilenet_v2": mobilenet_v2, "mobilenet_v3_small": mobilenet_v3_small,
+    "resnet_style": resnet_style, "efficientnet_b0": efficientnet_b0,
 }

@@ -134,7 +134,8 @@ def test_sequential_shared_layer_and_free_dimensions(references, tmp_path, capsy
 
 @pytest.mark.parametrize("name,flavour,container", [
     ("mobilenet", "tf_keras", "h5"), ("mobilenet_v2", "tf_keras", "h5"), ("resnet_style", "tf_keras", "h5"),
-    ("mobilenet_v2", "keras3", "keras"), ("resnet_style", "keras3", "h5")])
+    ("mobilenet_v2", "keras3", "keras"), ("resnet_style", "keras3", "h5"),
+    ("mobilenet_v3_small", "tf_keras", "h5"), ("mobilenet_v3_small", "keras3", "keras")])
 def test_applications_match_keras(saved, name, flavour, container):
     compare(*saved(name, flavour, container))
 

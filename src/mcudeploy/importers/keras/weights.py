@@ -7,7 +7,8 @@ Two layouts are read, both with h5py:
 * legacy HDF5 (tf.keras 2.x and Keras 3 ``model.save("x.h5")``): group ``model_weights``,
   attribute ``layer_names``; each layer group lists ``weight_names`` (``conv1/kernel:0``,
   Keras 3 ``conv1/kernel``; a nested model's group lists its layers' weights,
-  ``inner_conv/kernel:0``). The name before the variable name is the owning layer.
+  ``inner_conv/kernel:0``). The name before the variable name is the owning layer
+  (:func:`_legacy_key`).
 * ``model.weights.h5`` of a ``.keras`` zip: ``layers/<attr>/vars/<i>`` with the layer's
   name in the ``vars`` group's ``name`` attribute (Keras 3), nested models under
   ``layers/<attr>/layers/...``. tf_keras writes no name: the key is then ``#<attr>``, the
@@ -91,11 +92,19 @@ def read_legacy_weights(path: Path, file: Any) -> WeightStore:
             except KeyError:
                 raise ModelFormatError(f"{path}: weight {weight_name!r} of layer {group_name!r} "
                                        "is listed but missing (truncated or corrupt file)") from None
-            parts = _VARIABLE_SUFFIX.sub("", weight_name).split("/")
-            owner = parts[-2] if len(parts) >= 2 else group_name
-            key = (group_name,) if owner == group_name else (group_name, owner)
-            store.add(path, key, _array(path, dataset, weight_name))
+            store.add(path, _legacy_key(group_name, weight_name), _array(path, dataset, weight_name))
     return store
+
+
+def _legacy_key(group_name: str, weight_name: str) -> LayerPath:
+    """The layer a legacy weight belongs to: the group's own layer when the name (without
+    ``:0`` and the variable name) is the group's, possibly after a model prefix
+    (``sequential/dense``), else the layer of that name inside the group's nested model.
+    Layer names may hold ``/`` themselves (MobileNetV3's ``Conv/BatchNorm``)."""
+    owner = _VARIABLE_SUFFIX.sub("", weight_name).rpartition("/")[0]
+    if not owner or owner == group_name or owner.endswith("/" + group_name):
+        return (group_name,)
+    return (group_name, owner.removeprefix(group_name + "/"))
 
 
 def read_keras_weights(path: Path, file: Any) -> WeightStore:
