@@ -4,7 +4,9 @@ tensors they read, the same records for tf.keras 2.x and Keras 3 configs.
 * A **Functional** model lists its layers with ``inbound_nodes``: one entry per call of the
   layer. tf.keras 2.x writes a call as a list of ``[layer, node_index, tensor_index,
   kwargs]`` connections (several for a merge layer such as Add; TF-op layers write a single
-  connection, not in a list, and tensors among the kwargs as ``[layer, node, tensor]``).
+  connection, not in a list, tensors among the kwargs as ``[layer, node, tensor]`` and a
+  constant first argument as ``["_CONSTANT_VALUE", -1, value]``; their node index may count
+  calls made outside the model, so a layer called once is read by any index).
   Keras 3 writes ``{"args": [...], "kwargs": {...}}`` with tensors as
   ``{"class_name": "__keras_tensor__", "config": {"keras_history": [layer, node, tensor]}}``.
 * A **Sequential** model is a chain: each layer reads the previous one's output; its input
