@@ -99,6 +99,17 @@ def test_node_names_are_keras_layer_names_and_nhwc_stays(saved):
     assert graph.inputs[0].shape == (1, 9, 9, 4) and graph.metadata["format"] == "keras"
 
 
+def test_format_is_detected_from_the_bytes_and_analyze_shows_layer_names(saved, tmp_path, capsys):
+    for flavour, container, name in (("tf_keras", "h5", "model.dat"), ("keras3", "keras", "model.bin")):
+        renamed = tmp_path / name
+        renamed.write_bytes(saved("conv", flavour, container)[1].read_bytes())
+        assert load_model(renamed).metadata["format"] == "keras"
+        capsys.readouterr()
+        assert cli_main(["analyze", str(renamed)]) == 0
+        out = capsys.readouterr().out
+        assert "(keras)" in out and "grouped_dilated" in out and "separable/depthwise" in out
+
+
 def test_training_only_layers_leave_no_node(saved):
     graph = load_model(saved("reshaping", "tf_keras", "h5")[1])
     assert not {"dropout", "spatial_dropout", "noise"} & {node.name for node in graph.nodes}

@@ -63,7 +63,7 @@ def _add_inputs(path: Path, spec: ModelSpec, graph: Graph, given: InputShapes) -
     values = []
     for name in names:
         layer = next((la for la in spec.layers if la.name == name), None)
-        dtype = str((layer.config if layer else {}).get("dtype") or "float32")
+        dtype = _dtype_name((layer.config if layer else {}).get("dtype"))
         if dtype != "float32":
             raise UnsupportedError(f"{path}: input {name!r} has dtype {dtype}; only float32 "
                                    "inputs are supported (cast inside the model)")
@@ -71,6 +71,13 @@ def _add_inputs(path: Path, spec: ModelSpec, graph: Graph, given: InputShapes) -
         values.append(graph.add_input(name, DType.FLOAT32, shape,
                                       layout="NHWC" if len(shape) == 4 else None))
     return values
+
+
+def _dtype_name(dtype: Any) -> str:
+    """``"float32"`` from a dtype string or a Keras 3 ``DTypePolicy`` object (None: float32)."""
+    if isinstance(dtype, dict):
+        dtype = (dtype.get("config") or {}).get("name")
+    return str(dtype or "float32")
 
 
 def _input_shape(path: Path, name: str, stored: list[Any] | None,
