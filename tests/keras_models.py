@@ -52,7 +52,10 @@ def conv(k: Any, tf: Any) -> Any:
     d = k.layers.DepthwiseConv2D(3, depth_multiplier=2, strides=2, padding="same", name="depthwise")(x)
     e = k.layers.SeparableConv2D(6, 3, padding="same", depth_multiplier=2, activation="tanh",
                                  name="separable")(x)
-    return k.Model(x, [a, c, d, e])
+    f = k.layers.Conv2DTranspose(5, 3, strides=2, padding="same", name="transposed_same")(x)
+    g = k.layers.Conv2DTranspose(4, (3, 2), strides=(2, 1), activation="relu", name="transposed_valid")(x)
+    h = k.layers.Conv2DTranspose(3, 2, strides=3, padding="same", name="transposed_sparse")(x)
+    return k.Model(x, [a, c, d, e, f, g, h])
 
 
 def dense_batchnorm(k: Any, tf: Any) -> Any:

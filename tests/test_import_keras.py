@@ -221,8 +221,8 @@ def test_lambda_is_refused_by_name(references, tmp_path, capsys):
 
 
 def test_unknown_layer_is_refused_by_name(references, tmp_path, capsys):
-    layer = references[0].layers.Conv2DTranspose(2, 3, name="up")
-    _refused(references, tmp_path, capsys, layer, "'up'", "Conv2DTranspose", "not supported")
+    layer = references[0].layers.LayerNormalization(name="norm")
+    _refused(references, tmp_path, capsys, layer, "'norm'", "LayerNormalization", "not supported")
 
 
 def test_custom_layer_class_is_refused_by_name(references, tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""Conv2D, DepthwiseConv2D, SeparableConv2D -> IR Conv (NHWC), then the layer's activation.
+"""Conv2D, DepthwiseConv2D, SeparableConv2D -> IR Conv (NHWC); Conv2DTranspose -> IR
+ConvTranspose (NHWC); then the layer's activation.
 
 Weights (Keras ``kernel`` layouts -> IR NHWC ``[O, kH, kW, C/group]``):
 
@@ -7,6 +8,13 @@ Weights (Keras ``kernel`` layouts -> IR NHWC ``[O, kH, kW, C/group]``):
   ``W'[c*M + m, i, j, 0] = W[i, j, c, m]``; ``group = C``.
 * SeparableConv2D: the depthwise Conv (no bias, node ``<layer>/depthwise``), then the
   pointwise ``[1, 1, C*M, O]`` Conv with the bias (node ``<layer>``).
+
+* Conv2DTranspose ``[kH, kW, O, C]``: ``W'[o, i, j, c] = W[i, j, o, c]``. Output size
+  ``in * s`` (same) or ``(in - 1) * s + k`` (valid). TensorFlow's padding is the one of the
+  forward convolution from the output back to the input: ``before = total // 2`` with
+  ``total = max((in - 1) * s + k - out, 0)``; the full result ``(in - 1) * s + k`` is cropped
+  to the output, ``after = full - out - before`` (a negative one, when k < s, is
+  ``output_padding``).
 
 A ReLU / ReLU6 activation is the fused clamp of the (last) Conv.
 """
@@ -90,4 +98,34 @@ def separable_conv2d(ctx: LayerContext) -> list[Value]:
     middle = _conv(ctx, x, depthwise_as_grouped(depthwise), None, x.shape[3], suffix="depthwise",
                    clamp=False)
     y = _conv(ctx, middle, pointwise, bias, 1, pointwise=True)
+    return [apply_activation(ctx, y)]
+
+
+def _transpose_pads(in_size: int, kernel: int, stride: int, same: bool) -> tuple[int, int, int]:
+    """``(out, pad_before, pad_after)`` of one axis; a negative ``pad_after`` is output padding."""
+    full = (in_size - 1) * stride + kernel
+    if not same:
+        return full, 0, 0
+    out = in_size * stride
+    before = max(full - out, 0) // 2
+    return out, before, full - out - before
+
+
+@converter("Conv2DTranspose", "Convolution2DTranspose")
+def conv2d_transpose(ctx: LayerContext) -> list[Value]:
+    x = _prepare(ctx)
+    (kernel,), bias = _kernel_and_bias(ctx, 1)
+    if ctx.option("output_padding") is not None or pair(ctx, "dilation_rate", 1) != (1, 1):
+        raise ctx.unsupported("output_padding and dilation_rate are not supported; use the defaults")
+    if kernel.shape[3] != x.shape[3]:
+        raise ctx.unsupported(f"kernel {list(kernel.shape)} does not match the input's {x.shape[3]} channels")
+    strides = pair(ctx, "strides", 1)
+    same = str(ctx.option("padding", "valid")).lower() == "same"
+    axes = [_transpose_pads(x.shape[1 + a], kernel.shape[a], strides[a], same) for a in range(2)]
+    weights = ctx.constant(kernel.transpose(2, 0, 1, 3), "kernel")
+    bias_value = ctx.constant(bias, "bias") if bias is not None else None
+    attrs = {"layout": "NHWC", "strides": strides, "group": 1,
+             "pads": (axes[0][1], axes[1][1], max(axes[0][2], 0), max(axes[1][2], 0)),
+             "output_padding": (max(-axes[0][2], 0), max(-axes[1][2], 0)), **fused_clamp(ctx)}
+    y = ctx.add("ConvTranspose", [x, weights, bias_value], attrs)
     return [apply_activation(ctx, y)]
