@@ -58,6 +58,19 @@ def conv(k: Any, tf: Any) -> Any:
     return k.Model(x, [a, c, d, e, f, g, h])
 
 
+def temporal(k: Any, tf: Any) -> Any:
+    """1-D layers on [N, L, C] sequences (audio / sensor models)."""
+    x = k.Input((20, 3), name="x")
+    a = k.layers.Conv1D(6, 3, strides=2, padding="same", activation="relu", name="conv_same")(x)
+    b = k.layers.Conv1D(4, 3, dilation_rate=2, padding="causal", name="conv_causal")(x)
+    c = k.layers.Conv1D(4, 5, groups=1, activation="tanh", name="conv_valid")(k.layers.ZeroPadding1D((1, 2), name="pad")(x))
+    d = k.layers.MaxPooling1D(3, strides=2, padding="same", name="max_pool")(a)
+    e = k.layers.AveragePooling1D(2, name="avg_pool")(b)
+    f = k.layers.GlobalAveragePooling1D(name="gap")(c)
+    g = k.layers.GlobalMaxPooling1D(keepdims=True, name="gmp")(k.layers.Cropping1D((2, 1), name="crop")(b))
+    return k.Model(x, [d, e, f, g])
+
+
 def dense_batchnorm(k: Any, tf: Any) -> Any:
     x = k.Input((6, 6, 3), name="x")
     y = k.layers.Conv2D(4, 3, name="conv")(x)
@@ -222,7 +235,7 @@ BOTH = ("tf_keras", "keras3")
 # name -> (builder, the Keras flavours that build it: TFOpLambda is tf.keras 2 only, operation
 # layers Keras 3 only)
 LAYER_MODELS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
-    "conv": (conv, BOTH), "dense_batchnorm": (dense_batchnorm, BOTH), "merges": (merges, BOTH),
+    "conv": (conv, BOTH), "temporal": (temporal, BOTH), "dense_batchnorm": (dense_batchnorm, BOTH), "merges": (merges, BOTH),
     "pooling": (pooling, BOTH), "reshaping": (reshaping, BOTH), "rescaling": (rescaling, BOTH),
     "nested": (nested, BOTH), "tf_ops": (tf_ops, ("tf_keras",)), "keras_ops": (keras_ops, ("keras3",)),
 }

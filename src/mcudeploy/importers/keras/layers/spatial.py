@@ -27,7 +27,7 @@ def pair(ctx: LayerContext, key: str, default: Any) -> tuple[int, int]:
     return int(value[0]), int(value[1])
 
 
-def _padding_1d(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+def padding_1d(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
     out = -(-size // stride)
     total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
     return total // 2, total - total // 2
@@ -40,6 +40,6 @@ def spatial_pads(ctx: LayerContext, in_hw: tuple[int, ...], kernel: tuple[int, i
         return 0, 0, 0, 0
     if padding != "same":
         raise ctx.unsupported(f"padding {padding!r} is not supported (valid or same)")
-    top, bottom = _padding_1d(in_hw[0], kernel[0], strides[0], dilations[0])
-    left, right = _padding_1d(in_hw[1], kernel[1], strides[1], dilations[1])
+    top, bottom = padding_1d(in_hw[0], kernel[0], strides[0], dilations[0])
+    left, right = padding_1d(in_hw[1], kernel[1], strides[1], dilations[1])
     return top, left, bottom, right
