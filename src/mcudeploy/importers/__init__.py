@@ -9,6 +9,8 @@ with ``metadata`` keys ``format``, ``path``, ``sha256`` (and format-specific one
 from __future__ import annotations
 
 import hashlib
+import io
+import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -55,8 +57,6 @@ def detect_format(path: Path, head: bytes, data: bytes = b"") -> str:
 
 def _zip_has_config(data: bytes) -> bool:
     """Whether ``data`` is a zip archive with a ``config.json`` (a Keras 3 ``.keras`` file)."""
-    import io
-    import zipfile
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return "config.json" in archive.namelist()

@@ -18,10 +18,9 @@ from typing import Any
 
 from ...errors import ModelFormatError, UnsupportedError
 from ...limits import check_budget
+from .. import HDF5_SIGNATURE, ZIP_SIGNATURE
 from .weights import WeightStore, read_keras_weights, read_legacy_weights
 
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-ZIP_SIGNATURE = b"PK\x03\x04"
 INSTALL_HINT = "pip install 'mcudeploy[keras]'"
 # What h5py raises on a damaged file: OSError mostly, RuntimeError / KeyError / ValueError /
 # TypeError from its lower layers (a damaged link table, heap or attribute message).
