@@ -13,7 +13,7 @@ as ``.keras``:
   sample (``reference.run_float`` vs ``model(x, training=False)``).
 
 Plus the goal: a full-size MobileNetV2 (224x224, alpha 1.0, weights=None) ``.h5`` imports
-in under 1 s (median of 5 runs of ``load_model``).
+in under 1 s (median, min and max of 11 runs of ``load_model``).
 """
 from __future__ import annotations
 
@@ -38,15 +38,21 @@ from mcudeploy.reference import run_float  # noqa: E402
 from paths import RESULTS  # noqa: E402
 
 RUNS = 5
+GOAL_RUNS = 11   # the goal's figure: median, min and max of more runs (the machine is shared)
 
 
-def import_seconds(path: Path) -> float:
+def import_times(path: Path, runs: int = RUNS) -> list[float]:
+    """Seconds of ``runs`` imports, sorted."""
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         start = time.perf_counter()
         load_model(path)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return sorted(times)
+
+
+def import_seconds(path: Path) -> float:
+    return statistics.median(import_times(path))
 
 
 def max_error(model, path: Path) -> float:
@@ -103,11 +109,11 @@ def rows(folder: Path) -> list[str]:
     return lines
 
 
-def mobilenet_v2_full(folder: Path) -> tuple[float, int, int]:
+def mobilenet_v2_full(folder: Path) -> tuple[list[float], int, int]:
     model = tf_keras.applications.MobileNetV2(input_shape=(224, 224, 3), alpha=1.0, weights=None)
     path = folder / "mobilenet_v2_224.h5"
     model.save(path)
-    return import_seconds(path), path.stat().st_size, count_layers(model)
+    return import_times(path, GOAL_RUNS), path.stat().st_size, count_layers(model)
 
 
 def main() -> None:
@@ -115,7 +121,7 @@ def main() -> None:
         folder = Path(temporary)
         load_before = os.getloadavg()
         table = rows(folder)
-        seconds, size, layer_count = mobilenet_v2_full(folder)
+        times, size, layer_count = mobilenet_v2_full(folder)
         load_after = os.getloadavg()
     header = [
         "# Keras import: layers, import time, max error against Keras", "",
@@ -135,10 +141,12 @@ def main() -> None:
         "| architecture | written by | Keras layers | IR nodes | import ms | max error / range |",
         "|---|---|---:|---:|---:|---:|",
     ]
+    seconds = statistics.median(times)
     goal = "met" if seconds < 1.0 else "NOT met"
     footer = ["", f"**MobileNetV2 224x224, alpha 1.0, weights=None, tf_keras `.h5` "
               f"({size / 1e6:.1f} MB, {layer_count} layers): import {seconds * 1000:.0f} ms** "
-              f"(median of {RUNS}; goal < 1 s: {goal})."]
+              f"(median of {GOAL_RUNS}; min {times[0] * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms; "
+              f"goal < 1 s: {goal})."]
     (RESULTS / "keras_import.md").write_text("\n".join(header + table + footer) + "\n", encoding="utf-8")
     print(footer[-1])
 
