@@ -8,7 +8,8 @@
   ``(k - 1) * dilation`` on the left only.
 * MaxPooling1D / AveragePooling1D(pool_size, strides = pool_size, padding): the 2-D pool
   with window ``1 x k``.
-* GlobalAveragePooling1D / GlobalMaxPooling1D(keepdims): ReduceMean / ReduceMax over axis 1.
+* GlobalAveragePooling1D(keepdims): ReduceMean over axis 1; GlobalMaxPooling1D(keepdims):
+  the whole-window MaxPool of :func:`.pooling.global_max_pool` on ``[N, 1, L, C]``.
 * ZeroPadding1D(padding) -> Pad of axis 1; Cropping1D(cropping) -> Slice of axis 1.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from ....ir import Value
 from ..context import LayerContext
 from ..registry import apply_activation, converter, fused_clamp
+from .pooling import global_max_pool
 from .spatial import padding_1d
 
 
@@ -85,11 +87,18 @@ def pool1d(ctx: LayerContext) -> list[Value]:
     return [_as_2d(ctx, x, op, [], attrs)]
 
 
-@converter("GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D")
-def global_pool1d(ctx: LayerContext) -> list[Value]:
+@converter("GlobalAveragePooling1D", "GlobalAvgPool1D")
+def global_average_pool1d(ctx: LayerContext) -> list[Value]:
     x = _sequence(ctx)
-    op = "ReduceMax" if "Max" in ctx.layer.class_name else "ReduceMean"
-    return [ctx.add(op, [x], {"axes": (1,), "keepdims": int(bool(ctx.option("keepdims", False)))})]
+    return [ctx.add("ReduceMean", [x], {"axes": (1,), "keepdims": int(bool(ctx.option("keepdims", False)))})]
+
+
+@converter("GlobalMaxPooling1D", "GlobalMaxPool1D")
+def global_max_pool1d(ctx: LayerContext) -> list[Value]:
+    x = _sequence(ctx)
+    wide = ctx.add("Reshape", [x], {"shape": (x.shape[0], 1, x.shape[1], x.shape[2])}, suffix="expand")
+    keepdims = bool(ctx.option("keepdims", False))
+    return [global_max_pool(ctx, wide, (x.shape[0], 1, x.shape[2]) if keepdims else (x.shape[0], x.shape[2]))]
 
 
 def _two_ints(ctx: LayerContext, key: str) -> tuple[int, int]:
