@@ -10,8 +10,9 @@ import of a module the checker cannot name is allowed only in the files of
 package that exists. The tree is parsed once.
 
 The format libraries stay at the edge: ``onnx``, ``tflite`` and ``ai_edge_litert`` are
-imported only by the importers and the exporters (ruff's banned-api rule says the same);
-TensorFlow Lite Micro, an independent reference runtime, only by ``validate``.
+imported only by the importers and the exporters (ruff's banned-api rule says the same),
+``h5py`` (Keras files) only by the importers; TensorFlow Lite Micro, an independent
+reference runtime, only by ``validate``; TensorFlow and Keras nowhere (test references).
 """
 from __future__ import annotations
 
@@ -49,7 +50,10 @@ STAGES: list[set[str]] = [
 ]
 RANK = {name: index for index, stage in enumerate(STAGES) for name in stage}
 EDGE_LIBRARIES = {"onnx": {"importers", "exporters"}, "tflite": {"importers", "exporters"},
-                  "ai_edge_litert": {"importers", "exporters"}, "tflite_micro": {"validate"}}
+                  "ai_edge_litert": {"importers", "exporters"}, "tflite_micro": {"validate"},
+                  "h5py": {"importers"},
+                  # Keras models are read with h5py alone: TensorFlow and Keras are test references
+                  "tensorflow": set(), "keras": set(), "tf_keras": set()}
 # files that import a module named at run time, and why that cannot reach up the pipeline
 DYNAMIC_IMPORTS = {
     "__init__.py": "the lazy public API (the last stage may import every stage)",

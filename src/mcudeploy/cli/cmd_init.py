@@ -30,7 +30,7 @@ from .registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", type=Path, help="the model to deploy (ONNX or TFLite)")
+    parser.add_argument("model", type=Path, help="the model to deploy (ONNX, TFLite or Keras .h5 / .keras)")
     parser.add_argument("--target", metavar="NAME|FILE.toml", help="built-in target name or a target file")
     parser.add_argument("--calib", type=Path, metavar="DATA", help="calibration data (.npy / .npz / image folder)")
     parser.add_argument("--data", type=Path, metavar="VAL", help="validation inputs (.npy / .npz)")

@@ -37,7 +37,7 @@ from .registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", type=Path, help="model to search (.onnx / .tflite)")
+    parser.add_argument("model", type=Path, help="model to search (.onnx / .tflite / .h5 / .keras)")
     parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
                         help="fix the shape of input NAME; repeatable")
     add_deployment_arguments(parser, target_required=True)

@@ -11,7 +11,7 @@ from ..importers import parse_input_shape
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments every command that reads a model shares."""
-    parser.add_argument("model", type=Path, help="ONNX (.onnx) or TFLite (.tflite) model file")
+    parser.add_argument("model", type=Path, help="ONNX (.onnx), TFLite (.tflite) or Keras (.h5, .keras) model file")
     parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D1,D2,...",
                         help="fix the shape of input NAME (needed for dynamic dimensions); repeatable")
 

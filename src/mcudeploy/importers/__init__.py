@@ -1,12 +1,16 @@
-"""Model importers: the only code that imports ``onnx`` or ``tflite``.
+"""Model importers: the only code that imports ``onnx``, ``tflite`` or ``h5py``.
 
-:func:`load_model` detects the format from the file's bytes (not only its extension) and
+:func:`load_model` detects the format from the file's bytes (not only its extension: the
+TFLite identifier, the HDF5 signature of a Keras ``.h5``, a zip holding ``config.json`` for
+a ``.keras``, an ONNX protobuf) and
 hands the file to the matching importer, which returns a verified :class:`~mcudeploy.ir.Graph`
 with ``metadata`` keys ``format``, ``path``, ``sha256`` (and format-specific ones).
 """
 from __future__ import annotations
 
 import hashlib
+import io
+import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -20,22 +24,44 @@ MAX_DIMENSION_DIGITS = 10
 MAX_RANK = 8
 
 
-def detect_format(path: Path, head: bytes) -> str:
-    """``"onnx"`` or ``"tflite"`` from the first bytes; ``ModelFormatError`` otherwise."""
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+ZIP_SIGNATURE = b"PK\x03\x04"
+KERAS_SUFFIXES = (".h5", ".hdf5", ".keras")
+
+
+def detect_format(path: Path, head: bytes, data: bytes = b"") -> str:
+    """``"onnx"``, ``"tflite"`` or ``"keras"`` from the first bytes (``data``: the whole
+    file, to look inside a zip); ``ModelFormatError`` otherwise."""
     if not head:
-        raise ModelFormatError(f"{path}: the file is empty; expected an ONNX (.onnx) or "
-                               "TFLite (.tflite) model")
+        raise ModelFormatError(f"{path}: the file is empty; expected an ONNX (.onnx), TFLite "
+                               "(.tflite) or Keras (.h5, .keras) model")
     if len(head) >= 8 and head[4:8] == b"TFL3":
         return "tflite"
+    if head.startswith(HDF5_SIGNATURE) or (head.startswith(ZIP_SIGNATURE) and _zip_has_config(data or head)):
+        return "keras"
     suffix = path.suffix.lower()
+    if suffix in KERAS_SUFFIXES:
+        what = "a .keras zip with config.json" if suffix == ".keras" else "an HDF5 file"
+        raise ModelFormatError(f"{path}: not {what} (the file starts with {head[:8]!r}); is it "
+                               "truncated or another format? Save the model again with model.save()")
     if suffix == ".tflite":
         ident = head[4:8] if len(head) >= 8 else head
         raise ModelFormatError(f"{path}: not a TFLite flatbuffer: file identifier is {ident!r}, "
                                "expected b'TFL3' (is the file truncated or another format?)")
     if suffix == ".onnx" or head[:1] == b"\x08":  # ONNX ModelProto starts with field 1 (ir_version)
         return "onnx"
-    raise ModelFormatError(f"{path}: unrecognised model format (neither an ONNX protobuf nor a "
-                           "TFLite flatbuffer); give a .onnx or .tflite file")
+    raise ModelFormatError(f"{path}: unrecognised model format (neither an ONNX protobuf, a "
+                           "TFLite flatbuffer nor a Keras .h5 / .keras file); give a .onnx, "
+                           ".tflite, .h5 or .keras file")
+
+
+def _zip_has_config(data: bytes) -> bool:
+    """Whether ``data`` is a zip archive with a ``config.json`` (a Keras 3 ``.keras`` file)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return "config.json" in archive.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError):
+        return False
 
 
 def _importer(fmt: str) -> Callable[..., Graph]:
@@ -44,6 +70,9 @@ def _importer(fmt: str) -> Callable[..., Graph]:
     if fmt == "onnx":
         from .onnx_importer import import_onnx
         return import_onnx
+    if fmt == "keras":
+        from .keras_importer import import_keras
+        return import_keras
     from .tflite_importer import import_tflite
     return import_tflite
 
@@ -58,7 +87,7 @@ def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> 
     if not path.is_file():
         raise UsageError(f"{path}: no such model file")
     data = path.read_bytes()
-    fmt = detect_format(path, data[:16])
+    fmt = detect_format(path, data[:16], data)
     graph = _importer(fmt)(path, data, input_shapes=input_shapes or {})
     check_boundary(path, graph)
     graph.metadata.setdefault("format", fmt)
