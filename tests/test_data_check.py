@@ -83,3 +83,16 @@ def test_cli_exit_codes_and_report(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "looks like NHWC" in captured.out
     assert captured.err.startswith("mcudeploy: error:") and "np.transpose" in captured.err
+
+
+def test_raw_pixels_for_a_model_that_scales_its_input_are_named_so():
+    graph = Graph("g")
+    x = graph.add_input("x", DType.FLOAT32, (1, 8, 6, 3))
+    scale = graph.add_constant("s", np.array(1 / 255, np.float32))
+    scaled = graph.add_node("Mul", [x, scale], {}, name="rescaling").outputs[0]
+    w = graph.add_constant("w", np.ones((4, 1, 1, 3), np.float32))
+    graph.outputs = [graph.add_node("Conv", [scaled, w], {"layout": "NHWC"}, name="c").outputs[0]]
+    data = np.random.default_rng(0).uniform(0, 255, (2, 8, 6, 3)).astype(np.float32)
+    report, _ = report_for(graph, data)
+    assert "which the model scales itself" in report.looks_like and "0.00392157" in report.looks_like
+    assert "scales itself" not in report_for(nchw_graph(), data.transpose(0, 3, 1, 2))[0].looks_like

@@ -85,6 +85,16 @@ def _looks_like(low: float, high: float, mean: float, std: float) -> str | None:
     return None
 
 
+def input_scaling(value: Value) -> float | None:
+    """The factor the model multiplies its input by first, when it does (a Keras ``Rescaling``,
+    an exported ``x * (1/255)``): the one reader of the input is a Mul by a scalar constant."""
+    users = value.users
+    if len(users) != 1 or users[0].op != "Mul":
+        return None
+    constants = [v for v in users[0].inputs if v.is_constant and v.const is not None and np.size(v.const) == 1]
+    return float(np.asarray(constants[0].const).reshape(())) if constants else None
+
+
 def _sample_shape(data_shape: tuple[int, ...], model_shape: tuple[int, ...]) -> tuple[int, ...] | None:
     """The per-sample shape of the data with the sample axis removed, by the rules of
     :func:`~.data_files.check_array`, or ``None`` when the data has no recognisable layout."""
@@ -146,6 +156,10 @@ def _range(report: InputReport, graph: Graph, value: Value, array: np.ndarray, q
     report.value_range = (low, high, mean, std)
     if array.dtype.kind == "f":
         report.looks_like = _looks_like(low, high, mean, std)
+        scaling = input_scaling(value)
+        if report.looks_like and report.looks_like.startswith("raw 8-bit") and scaling is not None and scaling <= 0.01:
+            report.looks_like = (f"raw 8-bit pixels (0..255), which the model scales itself (its first op "
+                                 f"multiplies the input by {scaling:.6g})")
     if quant is not None and value.dtype.is_float and array.dtype.kind == "f":
         lo, hi = _representable(*quant)
         report.representable = (lo, hi)
