@@ -19,6 +19,15 @@ from types import ModuleType
 
 import pytest
 
+try:
+    # OR-Tools must be loaded before TensorFlow in one process: both bundle abseil, and CP-SAT
+    # segfaults when TensorFlow's copy came first (ortools 9.15 + tensorflow 2.21: the exact
+    # allocator on any NoOverlap2D model). mcudeploy never imports TensorFlow; the Keras tests
+    # use it as their reference, in the same pytest process as the allocator tests.
+    import ortools.sat.python.cp_model  # noqa: F401
+except ImportError:   # the exact extra is absent: nothing to order
+    pass
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared"))
 MODELS = SHARED / "models"
