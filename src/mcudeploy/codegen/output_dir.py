@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from ..errors import UnsafePathError, UsageError
+from ..text_inputs import parse_json, read_text
 
 MANIFEST = ".mcudeploy-manifest.json"
 MANIFEST_FORMAT = 2
@@ -90,10 +91,10 @@ def _read_manifest(folder: Path) -> dict[str, str]:
                               "another output folder")
     if not path.exists():
         return {}
+    text = read_text(path, "manifest")      # a FIFO or a huge file: one error line
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        files = document["files"]
-    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError):
+        files = parse_json(text, str(path))["files"]    # nesting bounded
+    except (UsageError, KeyError, TypeError):
         raise UsageError(f"{path} is not an mcudeploy manifest; remove it or choose another "
                          "output folder") from None
     if isinstance(files, list):   # format 1: names without hashes prove nothing

@@ -52,13 +52,13 @@ Every problem is one :class:`~mcudeploy.errors.UsageError` naming the file and k
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
 from ..errors import UsageError
 from ..options import DeploymentOptions
+from ..text_inputs import read_toml
 from .catalogue import CATALOGUE, expand_stages, is_plugin, stage_metrics
 from .spec_axes import (
     GeneratorSpec,
@@ -131,17 +131,7 @@ class SweepSpec:
 def load_sweep(path: str | Path) -> SweepSpec:
     """The sweep file at ``path``, parsed and checked (module docstring)."""
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"sweep file {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"sweep file {path}: is a folder; give the sweep's .toml file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"sweep file {path}: cannot read it ({error})") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as error:
-        raise UsageError(f"sweep file {path}: not valid TOML ({error})") from None
-    return parse_sweep(document, path)
+    return parse_sweep(read_toml(path, "sweep file"), path)
 
 
 def parse_sweep(document: dict[str, Any], path: Path) -> SweepSpec:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from ..errors import UsageError
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
+from ..text_inputs import parse_toml, read_text
 from .project_keys import DEPLOYMENT_SECTION, SECTIONS, ProjectKey
 
 PROJECT_FILE = "mcudeploy.toml"
@@ -239,10 +239,7 @@ def parse_project(text: str, path: Path) -> Project:
     """A :class:`Project` from the TOML ``text`` of the file at ``path`` (module docstring)."""
     path = Path(path).resolve()
     source = str(path)
-    try:
-        document = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as error:
-        raise UsageError(f"{source}: not valid TOML ({error})") from None
+    document = parse_toml(text, source)
     settings = _settings(document, source, path.parent)
     deployment = _deployment(document, source)
     _check_files(settings, source)
@@ -254,10 +251,7 @@ def load_project(path: str | Path | None = None) -> Project:
     path = Path(path) if path is not None else Path(PROJECT_FILE)
     if path.is_dir():
         path = path / PROJECT_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such project file; write one with 'mcudeploy init MODEL'") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{path}: cannot read the project file ({error})") from None
+    if not path.exists():
+        raise UsageError(f"{path}: no such project file; write one with 'mcudeploy init MODEL'")
+    text = read_text(path, "project file")    # a FIFO, a device or a huge file: one error line
     return parse_project(text, path)

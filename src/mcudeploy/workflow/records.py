@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import McuDeployError
 from ..runs.payload import clean
+from ..text_inputs import read_json
 
 STAGES = ("analyze", "lint", "feasibility", "quantize", "validate", "search", "generate", "verify", "report")
 STAGE_HELP = {
@@ -86,9 +87,11 @@ class DeployState:
     @classmethod
     def read(cls, path: Path) -> "DeployState | None":
         """The state saved at ``path``, or ``None`` when there is none or it is unreadable."""
+        if not path.exists():
+            return None
+        data = read_json(path, "deploy state")    # a FIFO, a huge or too deep file: one error line
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
             stages = {entry["stage"]: StageResult.from_dict(entry) for entry in data["stages"]}
             return cls(str(data["deploy"]), str(data["project"]), stages, dict(data.get("config", {})))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             return None
