@@ -71,6 +71,9 @@ def record_command(args: argparse.Namespace, argv: Sequence[str], compute: Calla
     html = getattr(args, "html", None)
     if args.command in UNRECORDED_COMMANDS or (recording_disabled(args) and html is None):
         return compute()
+    if html is not None and str(html) == "-":
+        raise UsageError("--html -: the HTML report is written to a file, not to standard output (which "
+                         "carries the command's own report); give a file name, e.g. --html report.html")
     if html is not None:   # before any work: no folder, no missing folder, none of the inputs
         inputs = [getattr(args, name, None) for name in INPUT_OPTIONS]
         check_output_path(html, "--html", inputs=[i for i in inputs if isinstance(i, (str, Path))])
