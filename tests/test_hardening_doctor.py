@@ -69,3 +69,28 @@ def test_a_special_log_file_is_refused(tmp_path, capsys, special):
     assert main(["doctor", str(path)]) == 2
     err = capsys.readouterr().err
     assert "not a regular file" in err and str(path) in err
+
+
+def test_report_html_drops_escapes_and_bidi_of_a_sweep_name_and_a_project_version():
+    """Finding 12 (HTML): the sweep page and report.html kept ESC and bidi characters."""
+    from mcudeploy.report.html import render_html
+    from mcudeploy.runs.records import RunRecord
+
+    name = f"sweep{HOSTILE}name"
+    version = f"1.0{HOSTILE}"
+    cells = [{"cell": 0, "status": "ok", "model": name, "target": "t", "option_set": "default",
+              "latency_ms": 1.0, "on_chip_bytes": 10}]
+    payload = {"sweep": {"sweep": {"name": name, "id": "abc", "cells": 1, "stages": ["plan"], "counts": {"ok": 1}},
+                         "pareto": {"axes": [{"axis": "latency", "metric": "latency_ms", "better": "lower"},
+                                             {"axis": "on-chip RAM", "metric": "on_chip_bytes", "better": "lower"}],
+                                    "front": [0], "candidates": 1},
+                         "cells": cells},
+               "workflow": {"stages": [{"stage": "analyze", "status": "passed"}], "deploy": "d1",
+                            "project": f"demo {version}", "row": {"project": "demo", "version": version}}}
+    record = RunRecord(id=3, command="sweep", command_line=f"mcudeploy sweep {name}.toml", argv=[],
+                       started_at="2026-01-01T00:00:00.000+00:00", status="ok", exit_code=0,
+                       finished_at="2026-01-01T00:00:01.000+00:00", tags={"sweep": name, "version": version},
+                       payload=payload)
+    page = render_html(record)
+    assert "sweep]0;owned[2Jname" in page          # shown as text, its ESC, BEL and U+202E dropped
+    assert not _unsafe(page), [hex(ord(c)) for c in page if c in "\x1b\x07\u202e"][:5]
