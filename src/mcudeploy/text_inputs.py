@@ -97,11 +97,11 @@ def read_bytes(path: PathLike, what: str, *, limit: int = MAX_TEXT_BYTES,
     size = os.fstat(descriptor).st_size
     if size > limit:
         os.close(descriptor)
-        raise error(f"{where}: {size:,} bytes, more than the {limit:,} bytes a text input may have; "
+        raise error(f"{where}: {size:,} bytes, more than the {limit:,} bytes this input may have; "
                     "is this the right file?")
     data = _read_at_most(descriptor, limit, where, error)
     if len(data) > limit:
-        raise error(f"{where}: more than the {limit:,} bytes a text input may have; is this the right file?")
+        raise error(f"{where}: more than the {limit:,} bytes this input may have; is this the right file?")
     return data
 
 

@@ -67,7 +67,8 @@ def write_pareto_png(result: SweepResult, path: Path) -> Path:
     axes.set_xlabel(f"{latency} (log)" if latency else "latency: not measured (cell index)")
     axes.set_ylabel(f"{ram} (KiB)" if ram else "on-chip RAM: not measured")
     missing = ", ".join(front.missing)
-    axes.set_title(f"sweep {result.spec.name}: {len(rows)} cells" + (f" ({missing}: not measured)" if missing else ""))
+    axes.set_title(f"sweep {result.spec.name}: {len(rows)} cells" + (f" ({missing}: not measured)" if missing else ""),
+                   parse_math=False)       # the sweep's name is plain text, never mathtext
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize=8, loc="best")
     figure.tight_layout()
