@@ -28,8 +28,16 @@ def test_a_special_file_as_the_model_is_one_error_line(tmp_path, capsys, model):
     if model == "fifo":
         model = str(tmp_path / "model.tflite")
         os.mkfifo(model)
-    assert main(["analyze", model, "--no-record"]) == 2
-    _one_error_line(capsys, model)
+    for recording in (["--no-record"], ["--runs", str(tmp_path / "runs.sqlite")]):   # the run hashes the model
+        assert main(["analyze", model, *recording]) == 2
+        _one_error_line(capsys, model)
+
+
+def test_proc_mem_as_the_project_model_is_one_error_line(tmp_path, capsys):
+    project = tmp_path / "mcudeploy.toml"
+    project.write_text('[project]\nmodel = "/proc/self/mem"\n[deployment.target]\nname = "stm32h743"\n')
+    assert main(["deploy", str(project), "--quiet", "--runs", str(tmp_path / "runs.sqlite")]) == 2
+    _one_error_line(capsys, "[project] model", "cannot read it")
 
 
 def test_a_csv_field_over_the_csv_limit_is_one_error_line(tmp_path, capsys):

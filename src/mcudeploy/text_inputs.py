@@ -105,6 +105,13 @@ def read_bytes(path: PathLike, what: str, *, limit: int = MAX_TEXT_BYTES,
     return data
 
 
+def check_readable(path: PathLike, what: str, *, error: type[McuDeployError] = UsageError) -> None:
+    """``error`` unless ``path`` is a regular file whose first byte can be read (a FIFO, a
+    device, ``/proc/self/mem``: refused), without reading the rest (a model may be large)."""
+    descriptor = _open_regular(path, what, error, "")
+    _read_at_most(descriptor, 0, _where(path, what), error)
+
+
 def decode(data: bytes, where: str, error: type[McuDeployError] = UsageError) -> str:
     try:
         return data.decode("utf-8")

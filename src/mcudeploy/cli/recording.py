@@ -107,7 +107,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str]) -> "Run":
     from ..runs.schema import RunStoreError
     from ..runs.store import RunStore
 
-    details: dict[str, Any] = {"config": _config(args), "unhashed": UNHASHED_OPTIONS, "model": _path_option(args, "model"),
+    details: dict[str, Any] = {"config": _config(args), "unhashed": UNHASHED_OPTIONS, "model": _hashable(args),
                "target": _text_option(args, "target"), "stage": _text_option(args, "stage"),
                "tags": dict(_tag(text) for text in getattr(args, "tag", None) or []),
                "git_commit": None}   # known when the command ends
@@ -126,6 +126,22 @@ def _start(args: argparse.Namespace, argv: Sequence[str]) -> "Run":
     if details["model"] is not None and details["model"].is_file():
         record.model_sha256 = sha256_of_file(details["model"])
     return Run(record)
+
+
+def _hashable(args: argparse.Namespace) -> Path | None:
+    """The model path to record and hash, or None when it cannot be read (``/proc/self/mem``,
+    a FIFO): the command itself then says so in one line, the run is recorded without it."""
+    from ..errors import McuDeployError
+    from ..text_inputs import check_readable
+
+    path = _path_option(args, "model")
+    if path is None or not path.exists():
+        return path
+    try:
+        check_readable(path, "model")
+    except McuDeployError:
+        return None
+    return path
 
 
 def _warn_store_once(error: Exception) -> None:

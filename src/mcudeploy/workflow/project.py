@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import UsageError
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
-from ..text_inputs import parse_toml, read_text
+from ..text_inputs import check_readable, parse_toml, read_text
 from .project_keys import DEPLOYMENT_SECTION, SECTIONS, ProjectKey
 
 PROJECT_FILE = "mcudeploy.toml"
@@ -222,6 +222,7 @@ def _check_files(settings: dict[str, dict[str, Any]], source: str) -> None:
     if not model.is_file():
         raise UsageError(f"{source}: [project] model {model}: no such file (paths are relative to the project "
                          "file's folder); give the ONNX / TFLite model to deploy")
+    check_readable(model, f"{source}: [project] model")      # /proc/self/mem: one line, before any stage
     for section, key in (("calibration", "data"), ("validation", "data"), ("validation", "labels")):
         path = settings[section][key]
         if path is not None and not path.exists():
