@@ -50,8 +50,13 @@ def _markdown(args, results, counts, codes, seconds: float, machine: dict) -> st
              "(the machine is shared).", "",
              "A case passes when the exit code is 0 or an error class (1-9) with one "
              "`mcudeploy: error:` line, nothing escaped `main`, no signal, no hang, no file "
-             "changed that the command was not told to write, and no terminal escape or bidi "
-             "control printed or written into generated sources (see tests/fuzz_harness.py).", "",
+             "changed that the command was not told to write (every case folder also holds files "
+             "nothing may touch), nothing written outside the case folder (beside it, or in `/dev`), "
+             "and no terminal escape or bidi control printed or written into generated sources (see "
+             "tests/fuzz_harness.py). Families: tests/fuzz_cases.py (first campaign) and "
+             "tests/fuzz_surfaces.py (issue 26: project files, deploy state, run stores, sweep files, "
+             "search logs, doctor logs, special files, long names); cases run in-process in two worker "
+             "processes, those that start a Dask cluster or a full deploy as `python -m mcudeploy`.", "",
              "| family | " + " | ".join(COLUMNS) + " | exit codes |",
              "|---|" + "---|" * (len(COLUMNS) + 1)]
     for family, row in counts.items():

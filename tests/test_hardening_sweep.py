@@ -92,7 +92,8 @@ def test_an_output_that_is_a_model_of_the_sweep_is_refused(tmp_path, capsys, no_
     (["--png", "x.out"], "--png x.out: give a picture file name"),          # finding 19
     (["--html", "-"], "--html -: the HTML report is written to a file"),    # finding 23
 ])
-def test_bad_options_are_refused_before_the_sweep_runs(tmp_path, capsys, no_sweep_runs, argv, words):
+def test_bad_options_are_refused_before_the_sweep_runs(tmp_path, monkeypatch, capsys, no_sweep_runs, argv, words):
+    monkeypatch.chdir(tmp_path)             # where a file named "-" would land
     model = Path(shared_model(MODEL))
     path = _sweep(tmp_path, f'[axes]\nmodels = ["{model}"]\n')
     assert main(["sweep", str(path), *argv, "--no-record"]) == 2
