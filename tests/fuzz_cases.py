@@ -11,7 +11,9 @@ and ``tflite-structure`` (structure-aware mutations, :mod:`fuzz_models`), ``data
 (calibration / input / label files), ``options``, ``targets`` (TOML targets, ST memory
 pools), ``hostile-names`` (markup, escapes, bidi, comment closers in names),
 ``output-paths`` (writers pointed at folders, inputs, missing folders, a full disk, planted
-manifests, symlinks) and ``degenerate-graphs``.
+manifests, symlinks) and ``degenerate-graphs``; and those of :mod:`fuzz_surfaces`
+(``project-files``, ``deploy-state``, ``run-stores``, ``sweep-files``, ``search-logs``,
+``doctor-logs``, ``special-files``, ``long-names``).
 """
 from __future__ import annotations
 
@@ -45,10 +47,16 @@ class Case:
     protect: tuple[str, ...] = ()
     links: dict[str, str] = field(default_factory=dict)   # link path -> target (relative)
     folders: tuple[str, ...] = ()
+    fifos: tuple[str, ...] = ()          # named pipes (nothing ever writes to them)
+    stdin: bytes = b""                   # the command's standard input
+    subprocess: bool = False             # run as `python -m mcudeploy` (a Dask cluster, a full deploy)
 
     def build(self, folder: Path) -> None:
         for name in self.folders:
             (folder / name).mkdir(parents=True, exist_ok=True)
+        for name in self.fifos:
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            os.mkfifo(folder / name)
         for name, data in self.files.items():
             path = folder / name
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -431,6 +439,10 @@ FAMILIES: dict[str, Callable[[random.Random], Case]] = {
     "data-files": data_files, "options": options, "targets": targets, "hostile-names": hostile_names,
     "output-paths": output_paths, "degenerate-graphs": degenerate_graphs,
 }
+# the second campaign's families (issue 26); imported here, after Case, which they build
+from fuzz_surfaces import SURFACE_FAMILIES  # noqa: E402
+
+FAMILIES.update(SURFACE_FAMILIES)
 
 
 class Cases:

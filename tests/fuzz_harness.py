@@ -14,7 +14,12 @@ started and starts a new worker at the next case. A case passes only when
 * every file in the case folder (hashed before and after, symlinks by target) is unchanged,
   except the paths the case says the command was told to write;
 * nothing the command printed holds a terminal escape (``ESC``) or a bidi override, and no C
-  / header / linker file it wrote holds one either.
+  / header / linker file it wrote holds one either;
+* nothing appeared outside the case folder (beside it, or in ``/dev``: ``/dev/null.jsonl``).
+
+A case reads its own standard input (``Case.stdin``, empty by default), never the worker's.
+Cases that start a Dask cluster or a full deploy run as ``python -m mcudeploy`` in a process
+group of their own (``Case.subprocess``), killed whole at the timeout.
 
 Workers limit their address space (``RLIMIT_AS``), so a runaway allocation is a
 ``MemoryError`` (a failure) instead of the out-of-memory killer.
@@ -140,25 +145,19 @@ def _alarm(signum, frame):
     raise CaseTimeout()
 
 
-def run_case(case, index: int, root: Path, timeout: float) -> Result:
+def _in_process(argv: list[str], stdin: bytes, folder: Path, timeout: float, result: Result) -> tuple[str, str]:
+    """``main(argv)`` in this process (``SIGALRM`` ends a hang); its stdout and stderr."""
     from mcudeploy.cli.main import main
 
-    folder = root / f"case{index:05d}"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    result = Result(index, case.family, case.name)
-    case.build(folder)
-    before = snapshot(folder)
-    argv = [part.replace("{d}", str(folder)) for part in case.argv]
     out, err = io.StringIO(), io.StringIO()
     for handler in logging.getLogger().handlers[:]:
         logging.getLogger().removeHandler(handler)
-    start = time.perf_counter()
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
-    cwd = os.getcwd()
+    cwd, saved_stdin = os.getcwd(), sys.stdin
     try:
         os.chdir(folder)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))      # never the worker's own stdin
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             result.code = main(argv)
     except CaseTimeout:
@@ -172,18 +171,68 @@ def run_case(case, index: int, root: Path, timeout: float) -> Result:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         os.chdir(cwd)
+        sys.stdin = saved_stdin
+    return out.getvalue(), err.getvalue()
+
+
+def _in_subprocess(argv: list[str], stdin: bytes, folder: Path, timeout: float, result: Result) -> tuple[str, str]:
+    """``python -m mcudeploy argv`` in a process group of its own (killed whole at a hang)."""
+    process = subprocess.Popen([sys.executable, "-m", "mcudeploy", *argv], cwd=folder, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        result.hang = True
+    if process.returncode is not None and process.returncode < 0 and not result.hang:
+        result.signal = -process.returncode
+    elif not result.hang:
+        result.code = process.returncode
+    return out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def _entries(folder: Path) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
+
+
+def run_case(case, index: int, root: Path, timeout: float) -> Result:
+    folder = root / f"case{index:05d}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    result = Result(index, case.family, case.name)
+    case.build(folder)
+    before = snapshot(folder)
+    # /dev is shared with every other process: only names of the case's own /dev arguments count
+    devices = tuple(Path(part).name for part in case.argv if part.startswith("/dev/"))
+    outside_before = {place: _entries(place) for place in (root, Path("/dev"))}
+    argv = [part.replace("{d}", str(folder)) for part in case.argv]
+    start = time.perf_counter()
+    run = _in_subprocess if getattr(case, "subprocess", False) else _in_process
+    stdout, stderr = run(argv, getattr(case, "stdin", b""), folder, timeout, result)
     result.seconds = time.perf_counter() - start
-    stderr = err.getvalue()
     if "Traceback (most recent call last)" in stderr and not result.traceback:
         result.traceback = "Traceback printed on stderr"
     lines = [line for line in stderr.splitlines() if line.strip()]
     result.stderr_tail = lines[-1][:300] if lines else ""
     if result.code not in (None, 0, 1) and not any(line.startswith("mcudeploy: error: ") for line in lines):
         result.bad_message = True
-    printed = UNSAFE_OUTPUT.search(out.getvalue() + stderr)
+    printed = UNSAFE_OUTPUT.search(stdout + stderr)
     if printed:
         result.unsafe_output = f"printed {printed.group()!r}"
     result.unsafe_output = result.unsafe_output or _unsafe_generated(folder, case.writes)
+    for place, names in outside_before.items():      # nothing written outside the case folder
+        new = sorted(_entries(place) - names)
+        if place == Path("/dev"):
+            new = [name for name in new if name.startswith(devices)] if devices else []
+            for name in new:                       # /dev/null.jsonl, /dev/zero-journal: removed again
+                with contextlib.suppress(OSError):
+                    os.unlink(place / name)
+        if new and not result.unsafe_output:
+            result.unsafe_output = f"wrote outside the case folder: {', '.join(str(place / n) for n in new[:3])}"
     result.altered = altered_files(before, snapshot(folder), case.writes + RUN_LOG, case.protect)
     shutil.rmtree(folder, ignore_errors=True)
     return result

@@ -81,7 +81,7 @@ def test_overlay_cpi_changes_the_estimate_by_its_factor(tmp_path):
     ("[cores.cortex-m4]\ncpi = { dsp = -1 }\n", UsageError, "positive number"),
     ("[runtimes.x]\nprofile = \"tvm\"\n", UsageError, "needs profile"),
     ("[stuff]\n", UsageError, "unknown table"),
-    ("[cores\n", UsageError, "not a readable TOML"),
+    ("[cores\n", UsageError, "not valid TOML"),
 ])
 def test_bad_overlays_name_file_and_key(tmp_path, text, error, words):
     path = tmp_path / "bad.toml"

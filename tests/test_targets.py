@@ -245,7 +245,7 @@ def test_bad_memory_pool_files(tmp_path, document, words):
 def test_mpool_not_json(tmp_path):
     path = tmp_path / "bad.mpool"
     path.write_text("{ not json")
-    with pytest.raises(TargetError, match="not a readable memory-pool JSON"):
+    with pytest.raises(TargetError, match="memory-pool file .*: not valid JSON"):
         load_memory_pools(path)
 
 

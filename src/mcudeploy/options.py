@@ -61,12 +61,12 @@ values (exit 2); nothing is read further.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from .errors import UsageError
+from .text_inputs import read_toml
 from .units import parse_size
 
 SCHEDULES = ("memory-aware", "file")
@@ -335,15 +335,7 @@ def parse_options(document: dict[str, Any], source: str,
 def load_options(path: str | Path, base: DeploymentOptions | None = None) -> DeploymentOptions:
     """Options from a ``--config`` TOML file (module docstring)."""
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--config {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"--config {path}: cannot read it ({err})") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as err:
-        raise UsageError(f"--config {path}: not valid TOML ({err})") from None
-    return parse_options(document, str(path), base)
+    return parse_options(read_toml(path, "--config"), str(path), base)
 
 
 def _toml_key(key: str) -> str:

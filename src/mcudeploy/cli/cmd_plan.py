@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..estimate.render import latency_lines
 from ..options import options_toml
 from ..plan import ALLOCATORS, allocate, describe_fit, require_fit, validate_plan
-from ..report.console import PIPED_WIDTH, make_console
+from ..report.console import PIPED_WIDTH, make_console, printable
 from ..report.plain_table import plain_text
 from ..report.plan_render import ledger_tables, plan_figures, rich_table
 from ..runs.capture import note_deployment, note_estimate
@@ -96,7 +96,9 @@ def _plan_model(args: argparse.Namespace) -> int:
         emit(json.dumps(deployment.to_json(), indent=1) + "\n", args.json, "--json")
     if args.png is not None:
         from ..plan.timeline import write_timeline  # matplotlib: loaded only when drawing
-        write_timeline(deployment.plan, args.png, title=f"{deployment.name}: arena {deployment.plan.arena_bytes} B")
+        # the model's name, without control characters (matplotlib echoes a missing glyph, ESC too)
+        write_timeline(deployment.plan, args.png, title=printable(
+            f"{deployment.name}: arena {deployment.plan.arena_bytes} B", one_line=True))
         make_console().print(f"timeline written to {args.png}")
     if exporting:
         from ..exporters.tflm_offline import export_tflm_offline

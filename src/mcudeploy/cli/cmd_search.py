@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import tomllib
 from pathlib import Path
 
-from ..errors import DoesNotFitError, UsageError
+from ..errors import DoesNotFitError, McuDeployError, UsageError
 from ..options import SECTIONS, DeploymentOptions, load_options
 from ..report.console import make_console
 from ..safe_io import check_sidecar_path
@@ -29,6 +28,7 @@ from ..search import Constraints, SearchRequest, load_space_file, run_search
 from ..search.log import check_log_paths
 from ..search.pareto import OBJECTIVES
 from ..search.reasons import exact
+from ..text_inputs import read_toml
 from ..units import parse_size
 from .cmd_analyze import input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
@@ -70,8 +70,8 @@ def _config_fields(path: Path | None) -> set[str]:
     if path is None:
         return set()
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        document = read_toml(path, "--config")
+    except McuDeployError:
         return set()          # load_options says what is wrong
     return {SECTIONS[s][k].field for s, table in document.items() if s in SECTIONS and isinstance(table, dict)
             for k in table if k in SECTIONS[s]}

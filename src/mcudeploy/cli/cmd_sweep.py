@@ -23,11 +23,13 @@ from ..runs.current import current_run
 from ..runs.location import default_store_path
 from ..sweep import SweepResult, SweepSettings, load_sweep, run_sweep
 from ..sweep.results import NOT_MEASURED, STATUS_OK
+from ..sweep.spec import MAX_RETRIES, MAX_TIMEOUT_S, max_local_workers
 from .output import check_outputs, emit
 from .recording import recording_disabled
 from .registry import command
 
 MAX_TABLE_ROWS = 40
+PICTURE_SUFFIXES = (".png", ".svg", ".pdf")     # formats --png writes (matplotlib, by the name's suffix)
 AXIS_COLUMNS = ("input_shapes", "quantization", "objective", "option_set")
 PAYLOAD_ROWS = 5000
 
@@ -72,10 +74,15 @@ def _cell_selection(text: str | None) -> frozenset[int] | None:
 
 def _settings(args: argparse.Namespace) -> SweepSettings:
     for option, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
-        if value is not None and not value > 0:
-            raise UsageError(f"{option} {value:g}: give a positive number of seconds")
-    if args.retries is not None and args.retries < 0:
-        raise UsageError(f"--retries {args.retries}: give 0 or more")
+        if value is not None and not 0 < value <= MAX_TIMEOUT_S:     # also NaN and inf
+            raise UsageError(f"{option} {value:g}: give a number of seconds above 0 and at most "
+                             f"{MAX_TIMEOUT_S:,.0f} (30 days)")
+    if args.retries is not None and not 0 <= args.retries <= MAX_RETRIES:
+        raise UsageError(f"--retries {args.retries}: give 0 to {MAX_RETRIES}")
+    most = max_local_workers()
+    if args.workers is not None and not 1 <= args.workers <= most:
+        raise UsageError(f"--workers {args.workers}: give 1 to {most} (four per core of this machine: each worker "
+                         "runs its cells in a process of its own)")
     store = None if recording_disabled(args) else (args.runs or default_store_path())
     return SweepSettings(scheduler=args.scheduler, workers=args.workers, connect_timeout=args.connect_timeout,
                          store=store, retry_failed=args.retry_failed, only=_cell_selection(args.cells),
@@ -85,9 +92,11 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
 @command("sweep", "Run a design-space sweep (models x targets x configurations) on this machine or a Dask "
          "cluster; one recorded run per cell, resumable", _arguments)
 def run(args: argparse.Namespace) -> int:
-    check_outputs({"--out": args.output, "--csv": args.csv, "--png": args.png, "--html": args.html}, [args.sweep])
-    spec = load_sweep(args.sweep)
+    spec = load_sweep(args.sweep)            # runs no code (mcudeploy.sweep.callables)
     settings = _settings(args)
+    _check_picture(args.png)
+    check_outputs({"--out": args.output, "--csv": args.csv, "--png": args.png, "--html": args.html},
+                  spec.input_files())
     if args.list:
         return _list(spec, settings)
     try:
@@ -107,6 +116,13 @@ def run(args: argparse.Namespace) -> int:
                              f"({timeouts} timed out; first: cell {failures[0].cell}: {failures[0].error}); each is "
                              "recorded with its error")
     return 0
+
+
+def _check_picture(path: str | None) -> None:
+    """``--png``'s format comes from its suffix: an unknown one is refused before the sweep runs."""
+    if path is not None and Path(path).suffix.lower() not in PICTURE_SUFFIXES:
+        raise UsageError(f"--png {path}: give a picture file name ending in {', '.join(PICTURE_SUFFIXES)} "
+                         "(the format follows the suffix), e.g. pareto.png")
 
 
 def _note(result: SweepResult) -> None:
@@ -172,7 +188,7 @@ def _list(spec, settings: SweepSettings) -> int:
     from ..sweep.recording import CellRecorder
     from ..sweep.run import sweep_cells, sweep_identity
 
-    cells = sweep_cells(spec)
+    cells = sweep_cells(spec, make_models=False)      # --list runs nothing: no generator either
     finished = {}
     if settings.store is not None and Path(settings.store).exists():
         recorder = CellRecorder(settings.store, spec, sweep_identity(spec, cells))

@@ -74,6 +74,9 @@ def record_command(args: argparse.Namespace, argv: Sequence[str], compute: Calla
     _refuse_the_store_as_output(args)
     if args.command in UNRECORDED_COMMANDS or (recording_disabled(args) and html is None):
         return compute()
+    if html is not None and str(html) == "-":
+        raise UsageError("--html -: the HTML report is written to a file, not to standard output (which "
+                         "carries the command's own report); give a file name, e.g. --html report.html")
     if html is not None:   # before any work: no folder, no missing folder, none of the inputs
         inputs = [getattr(args, name, None) for name in INPUT_OPTIONS]
         check_output_path(html, "--html", inputs=[i for i in inputs if isinstance(i, (str, Path))])
@@ -127,7 +130,7 @@ def _start(args: argparse.Namespace, argv: Sequence[str]) -> "Run":
     from ..runs.schema import RunStoreError
     from ..runs.store import RunStore
 
-    details: dict[str, Any] = {"config": _config(args), "unhashed": UNHASHED_OPTIONS, "model": _path_option(args, "model"),
+    details: dict[str, Any] = {"config": _config(args), "unhashed": UNHASHED_OPTIONS, "model": _hashable(args),
                "target": _text_option(args, "target"), "stage": _text_option(args, "stage"),
                "tags": dict(_tag(text) for text in getattr(args, "tag", None) or []),
                "git_commit": None}   # known when the command ends
@@ -146,6 +149,22 @@ def _start(args: argparse.Namespace, argv: Sequence[str]) -> "Run":
     if details["model"] is not None and details["model"].is_file():
         record.model_sha256 = sha256_of_file(details["model"])
     return Run(record)
+
+
+def _hashable(args: argparse.Namespace) -> Path | None:
+    """The model path to record and hash, or None when it cannot be read (``/proc/self/mem``,
+    a FIFO): the command itself then says so in one line, the run is recorded without it."""
+    from ..errors import McuDeployError
+    from ..text_inputs import check_readable
+
+    path = _path_option(args, "model")
+    if path is None or not path.exists():
+        return path
+    try:
+        check_readable(path, "model")
+    except McuDeployError:
+        return None
+    return path
 
 
 def _warn_store_once(error: Exception) -> None:

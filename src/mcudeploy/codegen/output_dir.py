@@ -43,6 +43,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import UnsafePathError, UsageError
 from ..safe_io import check_path_name
+from ..text_inputs import parse_json, read_text
 
 MANIFEST = ".mcudeploy-manifest.json"
 MANIFEST_FORMAT = 2
@@ -102,10 +103,10 @@ def _read_manifest(folder: Path, manifest: str = MANIFEST, option: str = "-o") -
                               "another output folder")
     if not path.exists():
         return {}
+    text = read_text(path, "manifest")      # a FIFO or a huge file: one error line
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        files = document["files"]
-    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError):
+        files = parse_json(text, str(path))["files"]    # nesting bounded
+    except (UsageError, KeyError, TypeError):
         raise UsageError(f"{path} is not an mcudeploy manifest; remove it or choose another "
                          "output folder") from None
     if isinstance(files, list):   # format 1: names without hashes prove nothing

@@ -2,8 +2,10 @@
 
     gather(argument, store_path=None) -> Evidence
 
-The argument is, in this order: ``-`` (read standard input); an existing file (a log; its
-last :data:`MAX_LOG_BYTES` bytes are read, undecodable bytes replaced); a run reference
+The argument is, in this order: ``-`` (read standard input, at most :data:`MAX_LOG_BYTES`
+bytes: more is refused, save it to a file); an existing file (a log, read through
+:mod:`mcudeploy.text_inputs`: a FIFO or a device is refused; its last :data:`MAX_LOG_BYTES`
+bytes are read, undecodable bytes replaced); a run reference
 (``12``, ``last``, ``-N``; the run's errors and warnings from the store); anything else is
 the text itself. No argument means the most recent recorded run.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..text_inputs import read_stream, read_tail
 
 MAX_LOG_BYTES = 8 << 20
 _RUN_REFERENCE = re.compile(r"^(\d+|-\d+|last|latest)$", re.IGNORECASE)
@@ -31,7 +34,8 @@ class Evidence:
 def gather(argument: str | None, store_path: Path | None = None) -> Evidence:
     """The :class:`Evidence` ``argument`` names (module docstring)."""
     if argument == "-":
-        return Evidence("standard input", sys.stdin.read())
+        data = read_stream(sys.stdin.buffer, "doctor -: standard input", MAX_LOG_BYTES)
+        return Evidence("standard input", data.decode("utf-8", errors="replace"))
     if argument is not None and not _RUN_REFERENCE.match(argument.strip()) and _is_file(argument):
         return _log_file(Path(argument))
     if argument is None or _RUN_REFERENCE.match(argument.strip()):
@@ -41,20 +45,14 @@ def gather(argument: str | None, store_path: Path | None = None) -> Evidence:
 
 def _is_file(argument: str) -> bool:
     try:
-        return len(argument) < 4096 and "\n" not in argument and Path(argument).is_file()
+        path = Path(argument)
+        return len(argument) < 4096 and "\n" not in argument and path.exists() and not path.is_dir()
     except (OSError, ValueError):
         return False
 
 
 def _log_file(path: Path) -> Evidence:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - MAX_LOG_BYTES))
-            data = handle.read()
-    except OSError as error:
-        raise UsageError(f"cannot read log file {path}: {error}") from None
+    data, size = read_tail(path, "doctor: log file", MAX_LOG_BYTES)
     cut = f" (last {MAX_LOG_BYTES >> 20} MiB)" if size > MAX_LOG_BYTES else ""
     return Evidence(f"log file {path}{cut}", data.decode("utf-8", errors="replace"))
 

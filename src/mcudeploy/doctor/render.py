@@ -6,7 +6,7 @@ import json
 from rich.console import Console
 from rich.text import Text
 
-from ..report.console import make_console
+from ..report.console import make_console, printable
 from .diagnose import Diagnosis
 from .evidence import Evidence
 
@@ -23,16 +23,18 @@ def print_diagnoses(evidence: Evidence, diagnoses: list[Diagnosis], known: int,
                     console: Console | None = None) -> None:
     console = console or make_console()
     if not diagnoses:
-        console.print(unknown_text(evidence, known))
+        console.print(printable(unknown_text(evidence, known), one_line=True))
         return
-    console.print(f"doctor: {evidence.label}: {len(diagnoses)} known problem(s)")
+    console.print(f"doctor: {printable(evidence.label, one_line=True)}: {len(diagnoses)} known problem(s)")
     for number, diagnosis in enumerate(diagnoses, start=1):
         console.print(Text.assemble((f"{number}. {diagnosis.entry.title}", "bold"), f"  [{diagnosis.entry.source}]"))
         where = "matched by the exit code" if diagnosis.matched_by == "exit code" else \
             f"line {diagnosis.line_number}" + (f" (and {diagnosis.occurrences - 1} more)" if diagnosis.occurrences > 1 else "")
+        # Text.assemble bypasses the console's cleaning: the line and the values quoted from
+        # the log are cleaned here, so no ESC / bidi character of a log reaches the terminal
         for label, text in ((where, diagnosis.line), ("cause", diagnosis.cause), ("fix", diagnosis.fix),
                             ("check", diagnosis.check)):
-            console.print(Text.assemble((f"   {label}: ", "cyan"), text))
+            console.print(Text.assemble((f"   {label}: ", "cyan"), printable(text, one_line=True)))
 
 
 def to_json(evidence: Evidence, diagnoses: list[Diagnosis], known: int) -> str:

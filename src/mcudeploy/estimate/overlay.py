@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import UsageError
 from ..package_data import package_folder
+from ..text_inputs import read_toml
 from .profiles import CODE_CLASSES, CoreModel, RuntimeProfile, core_models, runtime_profiles
 
 
@@ -139,12 +139,7 @@ def _runtimes(table, source: str) -> dict[str, tuple[str, float]]:
 
 def load_overlay(path: str | Path) -> Overlay:
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--overlay {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise UsageError(f"--overlay {path}: not a readable TOML overlay ({err})") from None
+    document = read_toml(path, "--overlay")
     unknown = set(document) - set(TABLES)
     if unknown:
         raise UsageError(f"--overlay {path}: unknown table(s) {', '.join(sorted(unknown))}; known: {', '.join(TABLES)}")

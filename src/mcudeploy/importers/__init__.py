@@ -16,7 +16,8 @@ from typing import Callable
 
 from ..errors import GraphError, ModelFormatError, UnsupportedError, UsageError
 from ..ir import Graph
-from ..limits import check_budget
+from ..limits import check_budget, memory_budget
+from ..text_inputs import read_bytes
 
 InputShapes = dict[str, tuple[int, ...]]
 MAX_DIMENSION = 2 ** 31 - 1
@@ -84,9 +85,10 @@ def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> 
     like ``--input-shape NAME=1,3,224,224`` on the command line).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such model file")
-    data = path.read_bytes()
+    # a FIFO, a device, a folder or an unreadable /proc file (/proc/self/mem) is one error line
+    data = read_bytes(path, "model file", limit=memory_budget())
     fmt = detect_format(path, data[:16], data)
     graph = _importer(fmt)(path, data, input_shapes=input_shapes or {})
     check_boundary(path, graph)

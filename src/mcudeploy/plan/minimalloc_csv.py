@@ -11,8 +11,10 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Iterator
 
-from ..errors import DataError, UsageError
+from ..errors import DataError
+from ..text_inputs import read_text
 from .buffers import Buffer, Plan
 
 REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
@@ -21,18 +23,23 @@ REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
 def read_buffers(path: Path) -> list[Buffer]:
     """Buffers from a MiniMalloc CSV file (see the module docstring for the rules)."""
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"allocation CSV {path} does not exist or is not a file")
+    return parse_buffers(read_text(path, "--allocation-csv"), str(path))   # a regular file, bounded
+
+
+def _rows(text: str, source: str) -> Iterator[list[str]]:
+    """The CSV rows of ``text``; a malformed row (a field over the csv module's limit of
+    ``csv.field_size_limit()`` characters, 128 KiB, a NUL) is one :class:`DataError`."""
+    reader = csv.reader(io.StringIO(text))
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataError(f"cannot read allocation CSV {path}: {error}") from error
-    return parse_buffers(text, str(path))
+        yield from reader
+    except csv.Error as error:
+        raise DataError(f"{source}:{reader.line_num}: not a readable CSV row ({error}; a field may hold at most "
+                        f"{csv.field_size_limit():,} characters)") from None
 
 
 def parse_buffers(text: str, source: str = "<text>") -> list[Buffer]:
     """Buffers from MiniMalloc CSV text; ``source`` names the file in error messages."""
-    rows = csv.reader(io.StringIO(text))
+    rows = _rows(text, source)
     header = [name.strip() for name in next(rows, [])]
     missing = [name for name in REQUIRED_COLUMNS if name not in header]
     if missing:

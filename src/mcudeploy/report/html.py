@@ -4,8 +4,10 @@
 
 One file, no network: CSS and JavaScript are inlined from ``templates/report.css`` and
 ``templates/report.js``, pictures are inline SVG (:mod:`.html_svg`). Safety: the template
-autoescapes every value (``html.escape`` semantics: ``& < > " '``), the SVG builders escape
-every name, and the run data embedded for scripts (``<script type="application/json">``) is
+autoescapes every value (``html.escape`` semantics: ``& < > " '``) after dropping its control
+and bidi characters (the environment's ``finalize``: :func:`~.console.printable`; a sweep
+name or a ``[project] version`` may hold ESC or U+202E), the SVG builders escape every name
+the same way (:func:`.html_svg.escape`), and the run data embedded for scripts (``<script type="application/json">``) is
 JSON whose ``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\\uXXXX`` escapes, so no
 model-derived string can close the script element or start markup. The page's script makes
 tables sortable (click a header) and filterable (type in the box) and, once it has run,
@@ -21,9 +23,12 @@ from typing import Any
 from ..runs.records import RunRecord
 from ..runs.render import duration_text, local_time
 from . import html_sections as sections
+from .console import printable
 
 TEMPLATES = Path(__file__).with_name("templates")
-_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029",
+                   **{chr(code): f"\\u{code:04x}" for code in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                                             *range(0x2066, 0x206A))}}   # bidi controls
 
 
 def script_json(data: Any) -> str:
@@ -37,7 +42,16 @@ def _environment():
     import jinja2
 
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              finalize=_printable_value)
+
+
+def _printable_value(value: Any) -> Any:
+    """Every ``{{ value }}`` of the template before autoescaping: text without control and bidi
+    characters; markup built here (CSS, script, SVG) passes as it is."""
+    from markupsafe import Markup
+
+    return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
 
 
 def _summary(record: RunRecord) -> list[tuple[str, str]]:

@@ -2,7 +2,8 @@
 a sweep's Pareto scatter.
 
 Every function returns one ``<svg>`` element as text; every name in it (tooltips, labels)
-is escaped with :func:`html.escape`, so model-derived strings are text, never markup.
+is escaped by :func:`escape` (:func:`html.escape` of the text without control and bidi
+characters, :func:`~.console.printable`), so model-derived strings are text, never markup.
 
 Memory timeline: tensor t is the rectangle ``x in [first_step, last_step + 1)``,
 ``y in [offset, offset + size)`` (arena addresses grow upwards); tensors that share bytes
@@ -11,11 +12,21 @@ dotted one the live-set bound without reuse.
 """
 from __future__ import annotations
 
+import html
 import math
-from html import escape
-from typing import Sequence
+from typing import Any, Sequence
+
+from .console import printable
 
 WIDTH, HEIGHT, MARGIN = 1000, 340, 40
+
+
+def escape(text: Any) -> str:
+    """``text`` for HTML: control and bidi characters dropped (a sweep name or a project version
+    may hold ESC or U+202E), ``& < > " '`` escaped."""
+    return html.escape(printable(text))
+
+
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac")
 

@@ -48,13 +48,13 @@ knobs it names; an unknown knob or a value the option refuses is a
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UsageError
 from ..options import KERNEL_PREFERENCES, OPTION_SPECS, SCHEDULES, WEIGHT_PLACEMENTS, DeploymentOptions
+from ..text_inputs import read_toml
 
 BOOLS = (True, False)
 ALIGNMENTS = (4, 8, 16, 32)
@@ -194,12 +194,7 @@ def options_for(base: DeploymentOptions, config: dict[str, Any]) -> DeploymentOp
 def load_space_file(path: str | Path) -> dict[str, list]:
     """``--space FILE``: ``[space]`` knob = [values], each value checked (module docstring)."""
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--space {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise UsageError(f"--space {path}: not a readable TOML file ({err})") from None
+    document = read_toml(path, "--space")
     if set(document) != {"space"} or not isinstance(document["space"], dict):
         raise UsageError(f"--space {path}: expected one table [space] of knob = [values]; "
                          f"found {', '.join(map(repr, document)) or 'nothing'}")

@@ -19,8 +19,8 @@ Built-in stages, in the order a cell runs them (a stage pulls in what it needs):
     qemu       the generated code built and run under QEMU on the target's core class, bit
                for bit against the integer reference (needs plan): instructions per inference
 
-A plugin stage is ``"module:function"`` or ``"file.py:function"`` (relative to the sweep
-file): ``function(context) -> {metric: number}``, run after the built-in stages; its metrics
+A plugin stage is ``"file.py:function"`` (the file in the sweep file's folder:
+:mod:`.callables`): ``function(context) -> {metric: number}``, run after the built-in stages; its metrics
 are whatever it returns (:class:`~.stages.CellContext` is what it receives).
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ STAGE_ORDER = tuple(CATALOGUE)
 
 
 def is_plugin(name: str) -> bool:
-    """A plugin stage names a callable (``module:function`` / ``file.py:function``)."""
+    """A plugin stage names a callable (``file.py:function``)."""
     return ":" in name
 
 

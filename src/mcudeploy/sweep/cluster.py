@@ -77,10 +77,19 @@ def _unreachable(address: str, cause: str) -> UsageError:
 
 
 async def _handshake(address: str, timeout: float) -> None:
+    """Dask's connect and handshake, the whole of it within ``timeout``: ``connect``'s own
+    timeout covers opening the socket, not the handshake read, so a port that accepts and
+    never answers would wait forever."""
     from distributed.comm import connect as open_comm
 
-    comm = await open_comm(address, timeout=timeout)
-    await comm.close()
+    async def exchange() -> None:
+        comm = await open_comm(address, timeout=timeout)
+        await comm.close()
+
+    try:
+        await asyncio.wait_for(exchange(), timeout)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"no handshake in {timeout:g} s") from None
 
 
 def _probe(address: str, timeout: float) -> None:

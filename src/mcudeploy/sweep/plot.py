@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..extras import require
+from ..report.console import printable
 from .results import SweepResult
 
 KIB = 1024.0
@@ -67,7 +68,10 @@ def write_pareto_png(result: SweepResult, path: Path) -> Path:
     axes.set_xlabel(f"{latency} (log)" if latency else "latency: not measured (cell index)")
     axes.set_ylabel(f"{ram} (KiB)" if ram else "on-chip RAM: not measured")
     missing = ", ".join(front.missing)
-    axes.set_title(f"sweep {result.spec.name}: {len(rows)} cells" + (f" ({missing}: not measured)" if missing else ""))
+    # the sweep's name is plain text: never mathtext, no control characters (matplotlib would
+    # print a warning quoting the missing glyph, ESC included)
+    axes.set_title(printable(f"sweep {result.spec.name}: {len(rows)} cells", one_line=True)
+                   + (f" ({missing}: not measured)" if missing else ""), parse_math=False)
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize=8, loc="best")
     figure.tight_layout()

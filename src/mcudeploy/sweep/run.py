@@ -50,11 +50,18 @@ class SweepSettings:
     cache: Path | None = None             # blob cache of generated models (default: blobs.default_cache_folder)
 
 
-def sweep_cells(spec: SweepSpec, cache: BlobCache | None = None) -> list[Cell]:
-    """Every cell of ``spec`` (steps 1-2); generator failures are kept in the cells."""
+NOT_MADE = "model made when the sweep runs (--list runs no generator)"
+
+
+def sweep_cells(spec: SweepSpec, cache: BlobCache | None = None, make_models: bool = True) -> list[Cell]:
+    """Every cell of ``spec`` (steps 1-2); generator failures are kept in the cells.
+    ``make_models=False`` (``--list``): no generator runs, their cells say :data:`NOT_MADE`."""
     cache = cache or BlobCache()
     models: list[tuple[Any, Blob | str]] = []
     for source in model_sources(spec):
+        if source.generator is not None and not make_models:
+            models.append((source, NOT_MADE))
+            continue
         try:
             models.append((source, materialise(source, cache)))
         except GeneratorFailed as failure:

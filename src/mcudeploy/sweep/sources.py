@@ -3,8 +3,8 @@
     sources = model_sources(spec)                  # files first, then each generator's parameter sets
     blob = materialise(source, cache)              # -> Blob (by SHA-256), or GeneratorFailed
 
-A generator is ``"module:function"`` (importable) or ``"file.py:function"`` (loaded from the
-file); it is called on the client with one parameter set as keyword arguments and returns
+A generator is ``"file.py:function"``, the file inside the sweep file's folder (which callables
+a sweep may name: :mod:`.callables`); it is called on the client with one parameter set as keyword arguments and returns
 the model: an object with ``SerializeToString()`` (an ``onnx.ModelProto``), the bytes of an
 ONNX / TFLite file, or the path of a file it wrote. The bytes go into the blob cache
 (:mod:`.blobs`), so the workers need only mcudeploy, never the generator's code, and the
@@ -14,9 +14,6 @@ fails the sweep file (exit 2) before anything runs.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +21,11 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from .blobs import Blob, BlobCache, blob_of_file, plain_name
+from .callables import load_function
 from .spec import SweepSpec
 from .spec_axes import GeneratorSpec
 
 log = logging.getLogger(__name__)
-_loaded_files: dict[Path, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -49,38 +46,14 @@ class GeneratorFailed(Exception):
     """A generator raised (or returned no model) for one parameter set; the text says which."""
 
 
-def _load_file(path: Path, where: str):
-    if path not in _loaded_files:
-        name = "mcudeploy_sweep_plugin_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
-        specification = importlib.util.spec_from_file_location(name, path)
-        if specification is None or specification.loader is None:
-            raise UsageError(f"{where} {path} is not a Python file")
-        module = importlib.util.module_from_spec(specification)
-        try:
-            specification.loader.exec_module(module)
-        except Exception as error:
-            raise UsageError(f"{where} loading {path} raised {type(error).__name__}: {error}") from None
-        _loaded_files[path] = module
-    return _loaded_files[path]
-
-
 def resolve_callable(text: str, file: Path | None, where: str) -> Callable[..., Any]:
-    """The function ``text`` names (module docstring); :class:`UsageError` when it is not there."""
-    module_name, _, function_name = text.rpartition(":")
-    if file is not None:
-        if not file.is_file():
-            raise UsageError(f"{where} {text!r}: no such file {file}")
-        module = _load_file(file, where)
-    else:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise UsageError(f"{where} {text!r}: cannot import {module_name} ({error}); install it, or name a file "
-                             "as \"path/to/file.py:function\"") from None
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        raise UsageError(f"{where} {text!r}: {module_name} has no function {function_name!r}")
-    return function
+    """The function ``text`` names in ``file`` (checked by :func:`.callables.confined_callable`
+    when the sweep file was read); the ``module:function`` form is refused here too."""
+    if file is None:
+        raise UsageError(f"{where} {text!r}: only \"file.py:function\" callables may run (see mcudeploy.sweep.callables)")
+    if not file.is_file():
+        raise UsageError(f"{where} {text!r}: no such file {file}")
+    return load_function(text, file, where)
 
 
 def _label(generator: GeneratorSpec, parameters: dict[str, Any]) -> str:

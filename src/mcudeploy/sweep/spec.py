@@ -8,7 +8,7 @@ Format (every key optional unless marked; relative paths are relative to the swe
     [sweep]
     name = "shared-models"             # tags the cells' runs (default: the file's stem)
     stages = ["plan", "estimate"]      # required: analyze quantize validate plan estimate search
-                                       # generate qemu, or plugins "module:function" / "file.py:function"
+                                       # generate qemu, or plugins "file.py:function"
     metrics = ["arena_bytes", "latency_ms"]   # the table's columns (default: every metric of the stages)
     timeout = 600                      # seconds per cell attempt; a cell over it is killed, marked timeout
     retries = 2                        # new attempts after a lost worker or a crashed cell process
@@ -25,7 +25,7 @@ Format (every key optional unless marked; relative paths are relative to the swe
     sram_limit = ["256K", "512K"]
 
     [[generators]]                     # models made by a Python callable, one per parameter set
-    callable = "../tools/make_unet.py:make_unet"   # or "package.module:function"
+    callable = "make_model.py:make_model"   # a function of a .py file in this folder (see below)
     name = "unet"
     parameters = {size = {start = 128, stop = 512, step = 32}, upsample = ["nearest"]}
 
@@ -48,17 +48,23 @@ Format (every key optional unless marked; relative paths are relative to the swe
     budget = 20                        # trials per cell
     time = 60                          # seconds per cell's search (optional)
 
+A sweep file is code: its generators and plugin stages run with your rights. They may name
+only ``"file.py:function"`` with the file inside the sweep file's folder (or mcudeploy's own
+``tools/make_unet.py:make_unet``); a module form such as ``"shutil:rmtree"`` is refused
+(:mod:`.callables`). Loading a sweep file (and ``mcudeploy sweep --list``) runs none of them.
+
 Every problem is one :class:`~mcudeploy.errors.UsageError` naming the file and key (exit 2).
 """
 from __future__ import annotations
 
-import tomllib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
 from ..errors import UsageError
 from ..options import DeploymentOptions
+from ..text_inputs import read_toml
 from .catalogue import CATALOGUE, expand_stages, is_plugin, stage_metrics
 from .spec_axes import (
     GeneratorSpec,
@@ -83,6 +89,14 @@ OBJECTIVES = ("memory", "latency", "balanced")       # mcudeploy.search.pareto.O
 RANDOM = "random"
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_RETRIES = 2
+MAX_TIMEOUT_S = 30 * 24 * 3600.0        # a cell's timeout: finite, and a wait the event loop can hold
+MAX_RETRIES = 100
+WORKERS_PER_CORE = 4                    # local workers at most (each runs a cell process)
+
+
+def max_local_workers() -> int:
+    """The most local workers ``--workers`` may ask for: :data:`WORKERS_PER_CORE` per core."""
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -127,21 +141,19 @@ class SweepSpec:
     def folder(self) -> Path:
         return self.path.parent
 
+    def input_files(self) -> list[Path]:
+        """Every file the sweep reads (the sweep file, models, target files, data, generator and
+        plugin files): no output may be one of them."""
+        targets = [Path(target) for target in self.targets if target and "/" in target]
+        generators = [generator.file for generator in self.generators if generator.file is not None]
+        return [self.path, *self.models, *targets, *self.data.files().values(), *generators,
+                *self.plugins.values()]
+
 
 def load_sweep(path: str | Path) -> SweepSpec:
     """The sweep file at ``path``, parsed and checked (module docstring)."""
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"sweep file {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"sweep file {path}: is a folder; give the sweep's .toml file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"sweep file {path}: cannot read it ({error})") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as error:
-        raise UsageError(f"sweep file {path}: not valid TOML ({error})") from None
-    return parse_sweep(document, path)
+    return parse_sweep(read_toml(path, "sweep file"), path)
 
 
 def parse_sweep(document: dict[str, Any], path: Path) -> SweepSpec:
@@ -161,14 +173,20 @@ def parse_sweep(document: dict[str, Any], path: Path) -> SweepSpec:
     spec_targets = _targets(axes, folder, stages, base)
     return SweepSpec(
         path=path.resolve(), name=sweep.text("name", path.stem), stages=stages,
-        metrics=_metrics(sweep, stages), timeout=sweep.number("timeout", DEFAULT_TIMEOUT_S),
-        retries=sweep.integer("retries", DEFAULT_RETRIES), models=models, generators=generators,
+        metrics=_metrics(sweep, stages), timeout=_bounded(sweep.number("timeout", DEFAULT_TIMEOUT_S), MAX_TIMEOUT_S, sweep.where("timeout")),
+        retries=_bounded(sweep.integer("retries", DEFAULT_RETRIES), MAX_RETRIES, sweep.where("retries")), models=models, generators=generators,
         targets=spec_targets, input_shapes=input_shape_axis(axes),
         quantization=quantization_axis(axes, stages), objectives=_objectives(axes, stages),
         option_sets=option_sets(axes), option_axes=option_axes(axes), base_options=base,
         data=_data(document.get("data", {}), source, folder, stages), **_search(document.get("search", {}), source),
         quantize_io=_quantize_io(document.get("quantize", {}), source),
         plugins=_plugins(requested, source, folder))
+
+
+def _bounded(value, most, where: str):
+    if value > most:
+        raise UsageError(f"{where} {value!r} is more than {most:,g}; give a smaller value")
+    return value
 
 
 def _stages(sweep: TableReader) -> tuple[str, ...]:
@@ -180,7 +198,7 @@ def _stages(sweep: TableReader) -> tuple[str, ...]:
     for name in names:
         if not is_plugin(name) and name not in CATALOGUE:
             raise UsageError(f"{sweep.where('stages')} unknown stage {name!r}{closest(name, CATALOGUE)} (stages: "
-                             f"{', '.join(CATALOGUE)}, or a plugin \"module:function\")")
+                             f"{', '.join(CATALOGUE)}, or a plugin \"file.py:function\")")
     return tuple(dict.fromkeys(names))
 
 
@@ -278,12 +296,9 @@ def _quantize_io(table: Any, source: str) -> str:
 
 
 def _plugins(requested: tuple[str, ...], source: str, folder: Path) -> dict[str, Path]:
-    """Plugin stages of the ``file.py:function`` form -> the file (checked to exist)."""
-    files = {}
-    for name in requested:
-        if is_plugin(name) and name.rpartition(":")[0].endswith(".py"):
-            path = expand_path(name.rpartition(":")[0], folder, f"{source}: [sweep] stages:")
-            if not path.is_file():
-                raise UsageError(f"{source}: [sweep] stages: plugin {name!r}: no such file {path}")
-            files[name] = path.resolve()
-    return files
+    """Plugin stages (``file.py:function``, the file in the sweep's folder: :mod:`.callables`)
+    -> the file, checked without running it."""
+    from .callables import confined_callable
+
+    return {name: confined_callable(name, folder, f"{source}: [sweep] stages: plugin")
+            for name in requested if is_plugin(name)}

@@ -170,9 +170,10 @@ def _parameter_values(name: str, value: Any, where: str) -> tuple[Any, ...]:
 
 
 def parse_generators(tables: Any, source: str, folder: Path) -> tuple[GeneratorSpec, ...]:
-    """``[[generators]]``: each callable is resolved now (a missing module or function is an
-    error before any cell runs)."""
-    from .sources import resolve_callable
+    """``[[generators]]``: each callable is checked now, without running it (:mod:`.callables`:
+    a file outside the sweep's folder, a module form or a missing function is an error before
+    any cell runs)."""
+    from .callables import confined_callable
 
     if not isinstance(tables, list):
         raise UsageError(f"{source}: generators must be an array of tables: write [[generators]]")
@@ -181,12 +182,9 @@ def parse_generators(tables: Any, source: str, folder: Path) -> tuple[GeneratorS
         reader = TableReader(table, source, f"[[generators]] #{index + 1}", GENERATOR_KEYS)
         text = reader.text("callable")
         if text is None or ":" not in text:
-            raise UsageError(f"{reader.where('callable')} give the generator as \"module:function\" or "
-                             f"\"file.py:function\", got {text!r}")
-        file = None
-        if text.rpartition(":")[0].endswith(".py"):
-            file = expand_path(text.rpartition(":")[0], folder, reader.where("callable")).resolve()
-        resolve_callable(text, file, reader.where("callable"))
+            raise UsageError(f"{reader.where('callable')} give the generator as \"file.py:function\" (a file in "
+                             f"the sweep file's folder), got {text!r}")
+        file = confined_callable(text, folder, reader.where("callable"))
         parameters = reader.table.get("parameters", {})
         if not isinstance(parameters, dict):
             raise UsageError(f"{reader.where('parameters')} expected a table of parameter = values, got {parameters!r}")

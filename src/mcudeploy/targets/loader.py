@@ -31,13 +31,13 @@ that are not C / linker identifiers, overlapping regions, NPU ops that are not I
 """
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from ..errors import did_you_mean
 from ..ir import DType, all_ops
 from ..package_data import package_folder
+from ..text_inputs import parse_toml, read_text
 from .memory_pools import load_memory_pools
 from .model import (
     ACCESS_MODES,
@@ -165,24 +165,14 @@ def load_target(spec: str | Path) -> Target:
 
 
 def load_target_file(path: Path) -> Target:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise TargetError(f"{path}: cannot read the target file ({err})") from None
+    text = read_text(path, "target file", error=TargetError)
     return parse_target(text, str(path), path.parent)
 
 
 def parse_target(text: str, source: str, folder: Path) -> Target:
     """A target from TOML ``text``; ``source`` names it in messages, ``folder`` resolves
     ``regions_from``."""
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise TargetError(f"{source}: not valid TOML: {err}") from None
-    except RecursionError:
-        raise TargetError(f"{source}: not a target file: arrays or tables nested too deeply") from None
-    except ValueError as err:   # an integer of more than 4300 digits
-        raise TargetError(f"{source}: not a target file: {err}") from None
+    document = parse_toml(text, source, error=TargetError)
     top = check_table({k: v for k, v in document.items() if k not in TABLES}, TOP_FIELDS,
                       "top level", source, also_known=TABLES)
     if "core" not in document:

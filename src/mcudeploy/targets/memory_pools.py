@@ -26,12 +26,12 @@ skipped with a log message. Everything else (``fname``, ``fformat``, power figur
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 from pathlib import Path
 from typing import Any
 
+from ..text_inputs import read_json
 from .model import MemoryRegion, TargetError, check_regions
 from .schema import check_identifier
 
@@ -46,14 +46,7 @@ MAX_QUANTITY = 2 ** 64
 
 def load_memory_pools(path: Path, reference_clock_hz: float = 1e9) -> tuple[MemoryRegion, ...]:
     """The regions described by the memory-pool file at ``path`` (checked for overlap)."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TargetError(f"{path}: no such memory-pool file") from None
-    except RecursionError:
-        raise TargetError(f"{path}: not a memory-pool file: arrays or objects nested too deeply") from None
-    except (OSError, UnicodeDecodeError, ValueError) as err:   # JSONDecodeError, 4300+ digits
-        raise TargetError(f"{path}: not a readable memory-pool JSON file ({err})") from None
+    document = read_json(path, "memory-pool file", error=TargetError)
     pools = _pool_list(document, path)
     regions = []
     for index, pool in enumerate(pools):

@@ -23,7 +23,6 @@ import difflib
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 from ..errors import UnsafePathError, UsageError
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
+from ..text_inputs import check_readable, parse_toml, read_text
 from .project_keys import DEPLOYMENT_SECTION, SECTIONS, ProjectKey
 
 PROJECT_FILE = "mcudeploy.toml"
@@ -252,6 +252,7 @@ def _check_files(settings: dict[str, dict[str, Any]], source: str) -> None:
     if not model.is_file():
         raise UsageError(f"{source}: [project] model {model}: no such file (paths are relative to the project "
                          "file's folder); give the ONNX / TFLite model to deploy")
+    check_readable(model, f"{source}: [project] model")      # /proc/self/mem: one line, before any stage
     for section, key in (("calibration", "data"), ("validation", "data"), ("validation", "labels")):
         path = settings[section][key]
         if path is not None and not path.exists():
@@ -269,10 +270,7 @@ def parse_project(text: str, path: Path) -> Project:
     """A :class:`Project` from the TOML ``text`` of the file at ``path`` (module docstring)."""
     path = Path(path).resolve()
     source = str(path)
-    try:
-        document = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as error:
-        raise UsageError(f"{source}: not valid TOML ({error})") from None
+    document = parse_toml(text, source)
     settings = _settings(document, source, path.parent)
     _check_name(settings["project"]["name"], source)
     _check_output_link(document, settings["project"]["output"], path.parent, source)
@@ -286,10 +284,7 @@ def load_project(path: str | Path | None = None) -> Project:
     path = Path(path) if path is not None else Path(PROJECT_FILE)
     if path.is_dir():
         path = path / PROJECT_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such project file; write one with 'mcudeploy init MODEL'") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{path}: cannot read the project file ({error})") from None
+    if not path.exists():
+        raise UsageError(f"{path}: no such project file; write one with 'mcudeploy init MODEL'")
+    text = read_text(path, "project file")    # a FIFO, a device or a huge file: one error line
     return parse_project(text, path)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import McuDeployError
 from ..runs.payload import clean
+from ..text_inputs import read_json
 
 STAGES = ("analyze", "lint", "feasibility", "quantize", "validate", "search", "generate", "verify", "report")
 STAGE_HELP = {
@@ -89,8 +90,10 @@ class DeployState:
     @classmethod
     def read(cls, path: Path) -> "DeployState | None":
         """The state saved at ``path``, or ``None`` when there is none or it is unreadable."""
+        if not path.exists():
+            return None
+        data = read_json(path, "deploy state")    # a FIFO, a huge or too deep file: one error line
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
             stages = {entry["stage"]: StageResult.from_dict(entry) for entry in data["stages"]}
             digest = data.get("model_sha256")
             return cls(str(data["deploy"]), str(data["project"]), stages, dict(data.get("config", {})),

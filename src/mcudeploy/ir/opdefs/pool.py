@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ..dtypes import DType
 from ..registry import Attr, TensorType, op
 from ._common import ACTIVATION_ATTRS, LAYOUT_ATTR, macc_per_input, need_rank, spatial_axes, window_out
 
@@ -25,6 +26,9 @@ def _pool_macc(node) -> int:
 def _pool(inputs, attrs):
     x = inputs[0]
     need_rank(x, 4, "pooling input X")
+    if x.dtype == DType.BOOL:     # neither ONNX nor TFLite pools booleans (no order, no mean)
+        raise ValueError("pooling input X is bool; pooling takes numbers (ONNX: float, int8, uint8): "
+                         "Cast the input to a number type first")
     layout = attrs["layout"]
     (kh, kw), (sh, sw) = attrs["kernel_shape"], attrs["strides"]
     (dh, dw), (pt, pl, pb, pr) = attrs["dilations"], attrs["pads"]
