@@ -182,6 +182,23 @@ def test_auto_tiling_also_starts_from_the_whole_network():
     assert_same_outputs(graph, tiled, random_feeds(graph, 1))
 
 
+@pytest.mark.slow
+def test_auto_tiling_builds_and_plans_each_candidate_once():
+    """A candidate (its regions) is built, scored and planned once, however many first steps
+    and greedy steps meet it; a tile count over the MACC budget rules out the larger ones of
+    its span unbuilt (plan/tiling.py, "What a candidate costs")."""
+    graph = shared_int8("mlperf_tiny/mobilenetv1_vww_int8.tflite")
+    plans = []
+    def planner(g):
+        plans.append(tuple(n.name for n in g.nodes))
+        return plan_memory(g, io_in_arena=False, schedule="file")
+    choice = auto_tiling(graph.copy(), planner, limit=None, max_overhead=0.05, mode="rows", alignment=16,
+                         io_in_arena=False)
+    assert len(plans) == choice.planned + 1 == len(set(plans))         # the untiled plan, then each once
+    assert choice.built < choice.trials
+    assert choice.to_json()["built"] == choice.built and choice.seconds > 0
+
+
 def test_an_auto_tiling_that_stops_above_its_limit_is_a_warning_with_advice():
     """With the I/O in the arena, no region of VWW lowers the arena: the user who asked for a
     limit hears so, and what to try, instead of silently getting the untiled model."""
