@@ -213,6 +213,25 @@ def test_an_auto_tiling_that_stops_above_its_limit_is_a_warning_with_advice():
     assert not any(w.startswith("[tiling]") for w in untouched.warnings)
 
 
+@pytest.mark.slow
+def test_an_automatic_tiling_is_kept_for_the_trials_that_do_not_change_it():
+    """plan/memory_transform.py: the same graph, target, limit and planner options re-apply the
+    regions found (rule says "cached"); an option the tiling reads searches again."""
+    graph = shared_int8("mlperf_tiny/mobilenetv1_vww_int8.tflite")
+    options = parse_options({"target": {"name": "stm32h743"}, "kernels": {"variant": "reference"},
+                             "memory": {"io_in_arena": False},
+                             "tiling": {"auto": True, "limit": 20000, "max_overhead": 0.11}}, "test.toml")
+    first = deploy(graph, options)
+    again = deploy(graph, replace(options, stack=8192, weights="flash"))        # options the tiling does not read
+    other = deploy(graph, replace(options, tiling_max_overhead=0.12))
+    assert "(cached)" not in first.memory_transform.tiling.rule
+    assert again.memory_transform.tiling.rule == first.memory_transform.tiling.rule + " (cached)"
+    assert again.memory_transform.tiling.regions == first.memory_transform.tiling.regions
+    assert again.plan.arena_bytes == first.plan.arena_bytes
+    assert [n.name for n in again.graph.nodes] == [n.name for n in first.graph.nodes]
+    assert "(cached)" not in other.memory_transform.tiling.rule
+
+
 def test_deploy_with_tiling_options_from_toml():
     model = "mlperf_tiny/mobilenetv1_vww_int8.tflite"
     graph = shared_int8(model)

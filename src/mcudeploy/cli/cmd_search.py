@@ -25,6 +25,7 @@ from ..errors import DoesNotFitError, UsageError
 from ..options import SECTIONS, DeploymentOptions, load_options
 from ..report.console import make_console
 from ..search import Constraints, SearchRequest, load_space_file, run_search
+from ..search.log import cost_note
 from ..search.pareto import OBJECTIVES
 from ..search.reasons import exact
 from ..units import parse_size
@@ -133,6 +134,9 @@ def _print(result) -> None:
     say = lambda text: console.print(text, markup=False)     # noqa: E731 - names come from files
     say(f"search: {len(result.trials)} trial(s) in {result.seconds:.1f} s, {result.pruned} pruned by the bounds, "
         f"objective {result.request.objective}")
+    cost = cost_note(result.trials)
+    if cost is not None:
+        say(cost)
     default = result.default
     if default is not None:
         say(f"defaults (trial 0): {default.status}" + (f", {_figures(default)}" if default.passed else

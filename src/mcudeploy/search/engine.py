@@ -35,7 +35,7 @@ from ..ir import Graph
 from ..targets import Target
 from .bounds import allowed_regions, arena_pool
 from .critical import boundary
-from .log import TrialLog
+from .log import TrialLog, cost_note
 from .pareto import best_trial, check_objective, pareto_front
 from .reasons import NPU_CONSTRAINT, RAM_NOFIT, Reason
 from .records import SearchRequest, SearchResult
@@ -250,6 +250,9 @@ class Search:
             from .fixes import what_if
             result.fixes = what_if(self, space)
         result.trials, result.seconds = list(self.trials), self._elapsed()
+        cost = cost_note(self.trials)
+        if cost is not None:
+            self.log.note(cost)
         if request.backend == VELA:
             result.baseline = self._vela_baseline()
             result.vela = self.runner_setup.vela
