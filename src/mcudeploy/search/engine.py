@@ -39,7 +39,16 @@ from .log import TrialLog, cost_note
 from .pareto import best_trial, check_objective, pareto_front
 from .reasons import NPU_CONSTRAINT, RAM_NOFIT, Reason
 from .records import SearchRequest, SearchResult
-from .space import KNOB_NAMES, SpaceContext, build_space, describe_value, normalise, options_for, pipeline_has
+from .space import (
+    KNOB_NAMES,
+    SpaceContext,
+    build_space,
+    check_against_target,
+    describe_value,
+    normalise,
+    options_for,
+    pipeline_has,
+)
 from .strategy import Proposer
 from .trial import SKIP, Trial, evaluate
 from .workers import MCUDEPLOY, VELA, TrialRunner, WorkerSetup
@@ -230,6 +239,8 @@ class Search:
         self.log.note(f"mcudeploy search {self.model_name} --target {self.target.name} --objective "
                       f"{request.objective} --budget {request.budget} --seed {request.seed} -j {request.jobs}"
                       f" (back end {request.backend})")
+        if request.backend == MCUDEPLOY:
+            check_against_target(SpaceContext(self.target, self.base), request.space or {})   # before any trial
         first = self.first_trial()
         space = self._space(first)
         result = SearchResult(request, space, model=self.model_name, target=self.target.name, base=self.base)
