@@ -133,3 +133,29 @@ def test_a_search_that_fails_on_chip_returns_verified_ranked_fixes(odd_unet, tmp
     assert resolution.apply[0].startswith("--input-shape input=1,1,")
     assert [fix.rank for fix in result.fixes] == sorted(fix.rank for fix in result.fixes)
     assert "fix [" in (tmp_path / "fixes.log").read_text()
+
+
+@pytest.mark.parametrize("model,step", [
+    ("UNET", 8),                                           # three 2x2 max pools (the decoder's Resizes undo them)
+    ("mlperf_tiny/mobilenetv1_vww_int8.tflite", 32),       # five stride-2 layers; the global pool does not count
+    ("mlperf_tiny/resnet8_int8.tflite", 4),                # two stride-2 stages; the 8x8 global pool does not count
+])
+def test_the_resolution_step_is_the_strides_down_sampling(model, step, odd_unet):
+    """The sizes the resolution fix tries are the multiples the layers' strides allow (counted
+    by hand from the architectures above), not the input height over its smallest tensor."""
+    from mcudeploy.search.fixes import _downsampling
+    graph = load_graph(odd_unet if model == "UNET" else shared_model(model))
+    value, h_axis, _ = spatial_input(graph)
+    assert _downsampling(graph, value, h_axis) == step
+
+
+def test_the_resolution_fix_of_a_quantized_model_says_to_quantize_the_float_model_again(quantized_odd_unet,
+                                                                                          odd_unet):
+    from mcudeploy.search.fixes import _resize_command
+    value, _, _ = spatial_input(quantized_odd_unet)
+    text = _resize_command(quantized_odd_unet, value, [1, 1, 16, 16], "16x16")
+    assert text.startswith("mcudeploy quantize FLOAT_MODEL --input-shape input=1,1,16,16 --calib DATA -o MODEL_16x16.onnx")
+    assert "the model given is quantized" in text and "--int8-io" not in text      # float I/O
+    float_graph = load_graph(odd_unet)
+    assert _resize_command(float_graph, spatial_input(float_graph)[0], [1, 1, 16, 16], "16x16").startswith(
+        "--input-shape input=1,1,16,16   (re-import")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -277,8 +278,7 @@ class Fixer:
                  "ram_bytes": trial.metrics.ram_bytes, "accuracy": "not measured: evaluate the model at this size"}
         shape = list(value.shape)
         shape[h_axis], shape[w_axis] = size, new_width
-        apply = [f"--input-shape {value.name}={','.join(map(str, shape))}   (re-import: the model is fully "
-                 "convolutional)"] + [f"[{'tiling' if k == 'tiling_auto' else 'memory'}] "
+        apply = [_resize_command(self.graph, value, shape, f"{size}x{new_width}")] + [f"[{'tiling' if k == 'tiling_auto' else 'memory'}] "
                                       f"{'auto' if k == 'tiling_auto' else k} = true" for k, v in changes.items() if v]
         failing = (f"{result.failing}x{round(width * result.failing / height)} fails (trial {result.failing_trial.index})"
                    if result.failing is not None else "the full size passes")
@@ -320,17 +320,54 @@ class _Refused(Exception):
     pass
 
 
+def _resize_command(graph, value, shape: list[int], size: str) -> str:
+    """How the user applies a new input size: a float model is re-imported at it; a quantized
+    one (its exported Reshapes and Resizes hold the old sizes, so ``--input-shape`` on it is
+    refused) is quantized again from the float model at that size."""
+    option = f"--input-shape {value.name}={','.join(map(str, shape))}"
+    if precision(graph) != "integer":
+        return f"{option}   (re-import: the model is fully convolutional)"
+    int8_io = " --int8-io" if all(v.dtype.value in ("int8", "uint8") for v in graph.inputs) else ""
+    return (f"mcudeploy quantize FLOAT_MODEL {option} --calib DATA -o MODEL_{size}.onnx{int8_io}   (the model given is quantized: its exported shapes are fixed, so quantize the float "
+            "model again at this size; verified here on the rebuilt graph)")
+
+
+def _global_pool(node) -> bool:
+    """A pooling whose window covers its whole input map (its stride does not constrain the size)."""
+    kernel, x = node.attrs.get("kernel_shape"), node.inputs[0]
+    if node.op not in ("MaxPool", "AveragePool") or not kernel or x is None or x.rank != 4:
+        return False
+    height = x.shape[{"NHWC": 1, "NCHW": 2}.get(node.attrs.get("layout", "") or x.layout or "", 2)]
+    return int(kernel[0]) >= height
+
+
 def _downsampling(graph, value, h_axis: int) -> int:
-    """The model's total down-sampling (a power of two): input height / the smallest height of
-    a 4-D tensor (NHWC tensors' height on axis 1, NCHW ones' on axis 2)."""
-    heights = []
+    """The input height's step: the deepest down-sampling along any path, from the layers'
+    strides (a strided Conv / pooling multiplies it by its row stride, a ConvTranspose
+    divides it by its stride, a Resize by its row scale; any other node keeps the largest of
+    its inputs'; a global pooling none). Three 2x2 poolings: 8 (a U-Net 256 may be resized on multiples of 8). The
+    tensors' heights are not used: a 1-row tensor (a global pooling, a 1-channel NCHW relayout)
+    would make it the whole input height."""
+    factors: dict[str, Fraction] = {value.name: Fraction(1)}
+    deepest = Fraction(1)
     for node in graph.nodes:
+        known = [factors[v.name] for v in node.inputs if v is not None and v.name in factors]
+        if not known:
+            continue
+        factor = max(known)
+        strides = node.attrs.get("strides")
+        if node.op in ("Conv", "MaxPool", "AveragePool") and strides and not _global_pool(node):
+            factor *= int(strides[0])
+        elif node.op == "ConvTranspose" and strides:
+            factor /= int(strides[0])
+        elif node.op == "Resize" and node.inputs[0] is not None and node.outputs[0].rank == 4:
+            source, out = node.inputs[0].shape, node.outputs[0].shape
+            axis = {"NHWC": 1, "NCHW": 2}.get(node.attrs.get("layout", "") or node.outputs[0].layout or "", h_axis)
+            factor *= Fraction(source[axis], out[axis])
         for out in node.outputs:
-            if out.rank == 4:
-                heights.append(out.shape[{"NHWC": 1, "NCHW": 2}.get(out.layout or "", h_axis)])
-    smallest = min((h for h in heights if h > 0), default=value.shape[h_axis])
-    factor = max(1, value.shape[h_axis] // max(1, smallest))
-    return 1 << max(0, factor.bit_length() - 1)
+            factors[out.name] = factor
+        deepest = max(deepest, factor)
+    return max(1, math.ceil(deepest))
 
 
 def _equivalent(original, rewritten) -> str:
