@@ -159,3 +159,25 @@ def test_the_resolution_fix_of_a_quantized_model_says_to_quantize_the_float_mode
     float_graph = load_graph(odd_unet)
     assert _resize_command(float_graph, spatial_input(float_graph)[0], [1, 1, 16, 16], "16x16").startswith(
         "--input-shape input=1,1,16,16   (re-import")
+
+
+def test_integer_io_keeps_the_layers_and_drops_the_float_edges(quantized_odd_unet):
+    """search/integer_io.py: the quantized U-Net with float I/O, without its edge conversions:
+    int8 in and out, the application's own quantize / dequantize (numpy) around it give the
+    float model's integer outputs exactly."""
+    from mcudeploy.search.integer_io import integer_io
+    graph = deployable_graph(quantized_odd_unet.copy())
+    rewrite = integer_io(graph)
+    new = rewrite.graph
+    assert [v.dtype.value for v in new.inputs] == ["int8"] and [v.dtype.value for v in new.outputs] == ["int8"]
+    assert len(new.nodes) == len(graph.nodes) - 2 and rewrite.exact and len(rewrite.changes) == 2
+    x = np.random.default_rng(1).random((1, 1, 1, 32, 32), dtype=np.float32)
+    expected = run_int(graph, {graph.inputs[0].name: x}, batch=True)[graph.outputs[0].name]
+    q_in = new.inputs[0].quant
+    scale, zero = float(q_in.scale.reshape(-1)[0]), int(q_in.zero_point.reshape(-1)[0])
+    q = np.clip(np.round(x / scale) + zero, -128, 127).astype(np.int8)
+    got = run_int(new, {new.inputs[0].name: q}, batch=True)[new.outputs[0].name]
+    q_out = new.outputs[0].quant
+    dequantized = (got.astype(np.float32) - int(q_out.zero_point.reshape(-1)[0])) * float(q_out.scale.reshape(-1)[0])
+    np.testing.assert_allclose(dequantized.reshape(expected.shape), expected, rtol=0, atol=1e-6)
+    assert integer_io(new) is None                  # already integer: nothing to change

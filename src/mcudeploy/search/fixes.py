@@ -16,6 +16,9 @@ psram           ``C`` + external_activations (+ split_arena)         latency vs 
                                                                      and bytes moved off chip
 tiling          ``C`` + ``[tiling] auto`` (+ split_arena)            MACC of the halos, latency
 split           ``C`` + ``[split] auto`` (crossing tensors off chip)  bytes exchanged, latency
+int8_io         ``C`` on the model with integer inputs / outputs    re-quantizing (the exact
+                (:func:`.integer_io.integer_io`: the float edge      command); the application
+                conversions removed, exact)                          converts at the edge
 alignment       channels padded with zeros to the NPU alignment      MACC added, latency;
                 (:func:`.rewrites.pad_channels`, exact: checked on   equivalence checked
                 random inputs)
@@ -43,16 +46,17 @@ from ..errors import McuDeployError
 from ..ir import Graph, precision
 from ..reference import run_float, run_int
 from .critical import boundary
+from .integer_io import integer_io
 from .reasons import ALIGNMENT, FLASH_NOFIT, RAM_NOFIT, exact, kib
 from .records import Fix
 from .reshape import rebuild, spatial_input
 from .rewrites import pad_channels, reduce_skips
-from .space import normalise, options_for, pipeline_has
+from .space import describe_value, normalise, options_for, pipeline_has
 from .strategy import least_failing
 from .trial import evaluate
 
 logger = logging.getLogger(__name__)
-CLASS_RANK = {"search": 0, "sram_limit": 1, "reserve": 1, "psram": 2, "tiling": 3, "split": 3, "alignment": 4,
+CLASS_RANK = {"search": 0, "sram_limit": 1, "reserve": 1, "int8_io": 2, "psram": 2, "tiling": 3, "split": 3, "alignment": 4,
               "skip_conv": 5, "resolution": 6, "combined": 7}
 MEMORY = (RAM_NOFIT, FLASH_NOFIT)
 EQUIVALENCE_SAMPLES = 2
@@ -190,6 +194,27 @@ class Fixer:
                    changes=changes)
 
     # -- model changes ----------------------------------------------------------------
+    def int8_io(self) -> Fix | None:
+        """The least failing configuration on the model with integer I/O (module docstring)."""
+        rewrite = integer_io(deployable_graph(self.graph.copy()))
+        if rewrite is None:
+            return None
+        trial = self.run_config({}, "int8 inputs / outputs", rewrite.graph)
+        before, after = self.reference.metrics, trial.metrics
+        price = {"on_chip_bytes_before": before.on_chip_bytes if before else None,
+                 "on_chip_bytes": after.on_chip_bytes if after else None,
+                 "latency_ms": _latency_ms(trial), "latency_before_ms": _latency_ms(self.reference),
+                 "accuracy": "unchanged (the same integer layers; the application quantizes the input)"}
+        apply = ["mcudeploy quantize FLOAT_MODEL --calib DATA --int8-io -o MODEL_int8io.onnx   (re-quantize with "
+                 "int8 inputs / outputs; the same calibration data gives the same layers)"]
+        changed = [f"{k} = {describe_value(v)}" for k, v in sorted(self.config.items())
+                   if self.search.trials[0].config.get(k) != v]
+        apply += [f"with the options of trial {self.reference.index}: {', '.join(changed)}"] if changed else []
+        return Fix("int8_io", "int8 model inputs and outputs instead of float (the float buffers and the edge "
+                   "conversions go)", _gone(trial, MEMORY), {k: v for k, v in price.items() if v is not None},
+                   apply, [*rewrite.changes, *([] if trial.passed else _left(trial))], trial=trial.index,
+                   passes=trial.passed)
+
     def alignment(self) -> Fix | None:
         reasons = [r for r in self.reference.reasons if r.code == ALIGNMENT]
         npu = self.search.target.npu
@@ -405,7 +430,7 @@ def _steps(fixer: Fixer, codes: set[str]) -> list:
     """The fixes for the reason codes of the reference trial (module docstring)."""
     steps = []
     if codes & set(MEMORY):
-        steps += [fixer.sram_limit, fixer.reserve, fixer.psram, lambda: fixer.stage("tiling", "tiling_auto", "tiling"),
+        steps += [fixer.sram_limit, fixer.reserve, fixer.int8_io, fixer.psram, lambda: fixer.stage("tiling", "tiling_auto", "tiling"),
                   lambda: fixer.stage("split", "split_auto", "split"), fixer.skip_conv, fixer.resolution]
         steps += [lambda: fixer.resolution(tiled=True)] if fixer.tiling else []
     if ALIGNMENT in codes:

@@ -41,7 +41,7 @@ class SearchRequest:
 @dataclass
 class Fix:
     """One verified what-if fix: what to change, what it costs, how to apply it."""
-    kind: str                  # resolution | psram | split | tiling | alignment | skip_conv | sram_limit | reserve
+    kind: str                  # resolution | psram | split | tiling | alignment | skip_conv | sram_limit | reserve | int8_io
     title: str
     verified: bool             # the pipeline on the changed model / configuration: its reasons are gone
     price: dict[str, Any] = field(default_factory=dict)
