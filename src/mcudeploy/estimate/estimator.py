@@ -141,7 +141,7 @@ def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay:
 def kernel_context(deployment, node) -> dict:
     """Deployment facts the features need: the output written where the input is (no copy),
     a softmax's share of computed exponentials (from its prepared ``diff_min``)."""
-    context = {"in_place": copy_in_place(node, deployment.plan)}
+    context: dict = {"in_place": copy_in_place(node, deployment.plan)}
     diff_min = getattr(deployment.params.get(node.name), "diff_min", None) if node.op == "Softmax" else None
     if diff_min is not None:
         context["softmax_pass"] = softmax_pass(int(diff_min))

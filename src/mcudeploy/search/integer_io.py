@@ -52,9 +52,11 @@ def integer_io(graph: Graph) -> Rewrite | None:
         added.origin = value.origin
         mapping[id(source)] = added
         if node is not None:
+            quant = source.quant
+            assert quant is not None   # a QuantizeLinear output carries QuantParams (IR invariant 8)
             changes.append(f"input {value.name}: {value.dtype.value} -> {source.dtype.value} (scale "
-                           f"{float(source.quant.scale.reshape(-1)[0]):.6g}, zero point "
-                           f"{int(source.quant.zero_point.reshape(-1)[0])}); {node.name} removed")
+                           f"{float(quant.scale.reshape(-1)[0]):.6g}, zero point "
+                           f"{int(quant.zero_point.reshape(-1)[0])}); {node.name} removed")
     for node in graph.nodes:
         if id(node) in skipped:
             continue
@@ -63,11 +65,11 @@ def integer_io(graph: Graph) -> Rewrite | None:
                 mapping[id(value)] = _twin(new, value, {})
                 new._claim(value.name)
         inputs = [None if v is None else mapping[id(v)] for v in node.inputs]
-        added = new.add_node(node.op, inputs, dict(node.attrs), name=node.name,
-                             output_names=[v.name for v in node.outputs])
-        for old, value in zip(node.outputs, added.outputs):
-            value.quant, value.layout, value.origin = old.quant, old.layout, old.origin
-            mapping[id(old)] = value
+        copied = new.add_node(node.op, inputs, dict(node.attrs), name=node.name,
+                              output_names=[v.name for v in node.outputs])
+        for old, made in zip(node.outputs, copied.outputs):
+            made.quant, made.layout, made.origin = old.quant, old.layout, old.origin
+            mapping[id(old)] = made
     outputs = []
     for value in graph.outputs:
         node = dequantizers.get(id(value))
