@@ -110,3 +110,15 @@ def test_a_tile_count_the_tensor_cannot_take_is_one_line_and_the_log_is_kept(tmp
     line = _one_error_line(capsys)
     assert code == 2 and "100 tiles along rows" in line and "use at most 32" in line
     assert log.read_text().startswith("# mcudeploy search ")
+
+
+def test_fixes_not_started_within_the_time_say_so(tmp_path, capsys):
+    """--time bounds the what-if phase too: a fix not started within it is listed as not
+    tried, with the budget, instead of running past it or vanishing."""
+    log = tmp_path / "t.log"
+    code = main(["search", str(shared_model(RESNET8)), "--target", "stm32f407", "--sram-limit", "16K",
+                 "--on-chip-only", "--time", "0.001", "--log", str(log)])
+    out = capsys.readouterr().out
+    assert code == 8
+    assert "NOT verified]: not tried: the time budget (--time 0.001 s) was spent" in out
+    assert "# fix [" in log.read_text() and "trial cost: " in log.read_text()

@@ -8,7 +8,8 @@
    gave. An error there is the user's (a bad option value, a region that does not exist) and
    is raised; later trials turn errors into FAIL ``UNSUPPORTED``. The space
    (:mod:`.space`) is built from it (nodes the NPU refuses become ``force_cpu`` candidates).
-3. **Explore** (:mod:`.strategy`) in batches until the budget, the time or the space runs
+3. **Explore** (:mod:`.strategy`) in batches until the budget, ``EXPLORE_SHARE`` of the time
+   (the rest is for step 4 or 5; a fix not started within the time says so) or the space runs
    out. Before a batch runs, each configuration whose plan is already known (same plan knobs
    as a trial run, :data:`.trial.PLAN_KNOBS`; never with automatic tiling or graph split, whose
    rewrites aim at the region the options allow) is checked against its pool
@@ -55,6 +56,7 @@ from .workers import MCUDEPLOY, VELA, TrialRunner, WorkerSetup
 
 logger = logging.getLogger(__name__)
 PROPOSALS_PER_TRIAL = 50        # proposals examined (incl. pruned ones) per trial of budget
+EXPLORE_SHARE = 0.6             # of --time: the rest is for the critical limit or the what-if fixes
 
 
 def _check_request(request: SearchRequest) -> None:
@@ -186,7 +188,7 @@ class Search:
         while examined < limit:
             left = None if budget is None else budget - len(self.trials)
             if (left is not None and left <= 0) or (request.time_limit is not None
-                                                     and self._elapsed() > request.time_limit):
+                                                     and self._elapsed() > request.time_limit * EXPLORE_SHARE):
                 break
             batch = proposer.next_batch(self.trials)
             if not batch:

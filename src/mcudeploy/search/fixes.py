@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import math
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 
@@ -426,16 +427,23 @@ def _random_input(value, rng) -> np.ndarray:
     return rng.random(value.shape, dtype=np.float32)
 
 
-def _steps(fixer: Fixer, codes: set[str]) -> list:
-    """The fixes for the reason codes of the reference trial (module docstring)."""
-    steps = []
+def _steps(fixer: Fixer, codes: set[str]) -> list[tuple[str, Callable[[], Fix | None]]]:
+    """(kind, fix) for the reason codes of the reference trial (module docstring)."""
+    steps: list[tuple[str, Callable[[], Fix | None]]] = []
     if codes & set(MEMORY):
-        steps += [fixer.sram_limit, fixer.reserve, fixer.int8_io, fixer.psram, lambda: fixer.stage("tiling", "tiling_auto", "tiling"),
-                  lambda: fixer.stage("split", "split_auto", "split"), fixer.skip_conv, fixer.resolution]
-        steps += [lambda: fixer.resolution(tiled=True)] if fixer.tiling else []
+        steps += [("sram_limit", fixer.sram_limit), ("reserve", fixer.reserve), ("int8_io", fixer.int8_io),
+                  ("psram", fixer.psram), ("tiling", lambda: fixer.stage("tiling", "tiling_auto", "tiling")),
+                  ("split", lambda: fixer.stage("split", "split_auto", "split")), ("skip_conv", fixer.skip_conv),
+                  ("resolution", fixer.resolution)]
+        steps += [("resolution", lambda: fixer.resolution(tiled=True))] if fixer.tiling else []
     if ALIGNMENT in codes:
-        steps.append(fixer.alignment)
+        steps.append(("alignment", fixer.alignment))
     return steps
+
+
+def _out_of_time(search) -> bool:
+    limit = search.request.time_limit
+    return limit is not None and search._elapsed() > limit
 
 
 def what_if(search, space) -> list[Fix]:
@@ -448,8 +456,12 @@ def what_if(search, space) -> list[Fix]:
     fixes: list[Fix] = []
     if not codes & set(MEMORY) and any(r.code in MEMORY for r in first.reasons):
         fixes.append(fixer.found_by_search(first))
-    for step in _steps(fixer, codes) + [lambda: fixer.combined(fixes)]:
-        fix = step()
+    for kind, step in _steps(fixer, codes) + [("combined", lambda: fixer.combined(fixes))]:
+        if _out_of_time(search):     # said, not silently dropped: the user can give more --time
+            fix: Fix | None = Fix(kind, f"not tried: the time budget (--time {search.request.time_limit:g} s) "
+                                  "was spent; give more time to verify it", False)
+        else:
+            fix = step()
         if fix is None:
             continue
         fix.rank = _rank(fix, fixer.reference)
