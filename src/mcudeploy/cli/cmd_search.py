@@ -147,7 +147,8 @@ def _print(result) -> None:
     if result.critical is not None and result.critical.found:
         say(f"critical sram_limit: {exact(result.critical.passing)} passes (trial "
             f"{result.critical.passing_trial.index}); {exact(result.critical.failing)} fails (trial "
-            f"{result.critical.failing_trial.index if result.critical.failing_trial else '-'})")
+            f"{result.critical.failing_trial.index if result.critical.failing_trial else '-'})"
+            + ("" if result.critical.exact else f"; not bisected further: --time {result.request.time_limit:g} s spent"))
     for rank, fix in enumerate(result.fixes, 1):
         mark = "verified" if fix.verified else "NOT verified"
         say(f"fix {rank} [{fix.kind}, {mark}{'' if fix.exact else ', needs retraining'}]: {fix.title}")

@@ -212,7 +212,11 @@ class Search:
         high = self.base.sram_limit if self.base.sram_limit is not None else max(on_chip, default=0)
         self.log.note(f"critical SRAM limit of trial {best.index}: bisection over sram_limit in [0, {high}] bytes")
         return boundary(range(0, high + 1), lambda limit: self.run_one(
-            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"))
+            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"), stop=self.out_of_time)
+
+    def out_of_time(self) -> bool:
+        """The time budget (``--time``) is spent: bisections stop with the bracket they have."""
+        return self.request.time_limit is not None and self._elapsed() > self.request.time_limit
 
     def run(self) -> SearchResult:
         request = self.request

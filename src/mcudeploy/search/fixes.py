@@ -283,7 +283,8 @@ class Fixer:
                 raise _Refused(str(err)) from None
             return self.run_config(changes, f"input {shape[h_axis]}x{shape[w_axis]}{label}", graph)
         try:
-            result = boundary([height, *sizes], run, lambda t: _gone(t, MEMORY), high_first=False)
+            result = boundary([height, *sizes], run, lambda t: _gone(t, MEMORY), high_first=False,
+                              stop=self.search.out_of_time)
         except _Refused as err:
             self.resizable = False
             return Fix("resolution", f"no smaller input: {err}", False)
