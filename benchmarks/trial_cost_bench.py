@@ -65,7 +65,7 @@ def search(model: Path, seconds: float, log: Path) -> dict:
     from mcudeploy.search import SearchRequest, run_search
     base = DeploymentOptions(target="stm32n6", external_activations=False)
     request = SearchRequest(target="stm32n6", options=base, locked=frozenset({"external_activations"}),
-                            objective="memory", time_limit=seconds, seed=0, jobs=1, log_path=log)
+                            objective="memory", budget=None, time_limit=seconds, seed=0, jobs=1, log_path=log)
     started = time.perf_counter()
     result = run_search(str(model), request)
     wall = time.perf_counter() - started
@@ -86,7 +86,10 @@ def machine() -> str:
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"commit {commit or 'unknown'}, Python {platform.python_version()}, numpy {np.__version__}; "
+    import mcudeploy
+    library = Path(mcudeploy.__file__).resolve().parents[1]
+    return (f"commit {commit or 'unknown'}, mcudeploy from {library}, Python {platform.python_version()}, "
+            f"numpy {np.__version__}; "
             f"{os.cpu_count()} cores shared with other work, load average {load} at the end")
 
 
