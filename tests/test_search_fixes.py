@@ -150,12 +150,16 @@ def test_the_resolution_step_is_the_strides_down_sampling(model, step, odd_unet)
 
 
 def test_the_resolution_fix_of_a_quantized_model_says_to_quantize_the_float_model_again(quantized_odd_unet,
-                                                                                          odd_unet):
+                                                                                          odd_unet, tmp_path):
     from mcudeploy.search.fixes import _resize_command
     value, _, _ = spatial_input(quantized_odd_unet)
     text = _resize_command(quantized_odd_unet, value, [1, 1, 16, 16], "16x16")
     assert text.startswith("mcudeploy quantize FLOAT_MODEL --input-shape input=1,1,16,16 --calib DATA -o MODEL_16x16.onnx")
     assert "the model given is quantized" in text and "--int8-io" not in text      # float I/O
+    qdq = tmp_path / "qdq.onnx"                    # the exported QDQ model a user passes (precision "qdq")
+    from mcudeploy.exporters.onnx_qdq import export_onnx_qdq
+    export_onnx_qdq(quantized_odd_unet, qdq)
+    assert _resize_command(load_graph(qdq), value, [1, 1, 16, 16], "16x16").startswith("mcudeploy quantize FLOAT_MODEL")
     float_graph = load_graph(odd_unet)
     assert _resize_command(float_graph, spatial_input(float_graph)[0], [1, 1, 16, 16], "16x16").startswith(
         "--input-shape input=1,1,16,16   (re-import")

@@ -352,7 +352,7 @@ def _resize_command(graph, value, shape: list[int], size: str) -> str:
     one (its exported Reshapes and Resizes hold the old sizes, so ``--input-shape`` on it is
     refused) is quantized again from the float model at that size."""
     option = f"--input-shape {value.name}={','.join(map(str, shape))}"
-    if precision(graph) != "integer":
+    if precision(graph) == "float":
         return f"{option}   (re-import: the model is fully convolutional)"
     int8_io = " --int8-io" if all(v.dtype.value in ("int8", "uint8") for v in graph.inputs) else ""
     return (f"mcudeploy quantize FLOAT_MODEL {option} --calib DATA -o MODEL_{size}.onnx{int8_io}   (the model given is quantized: its exported shapes are fixed, so quantize the float "
