@@ -38,6 +38,8 @@ def test_search_writes_a_log_and_a_config_that_plan_accepts(tmp_path, capsys):
     (["--objective", "speed"], "invalid choice"),
     (["--flash-limit", "lots"], "--flash-limit 'lots'"),
     (["-j", "0"], "at least one worker"),
+    (["--time", "0"], "--time 0.0: give a positive number of seconds"),
+    (["--time", "-5"], "--time -5.0: give a positive number of seconds"),
 ])
 def test_bad_arguments_are_one_line_with_exit_code_2(arguments, message, capsys):
     code = main(["search", str(shared_model(RESNET8)), "--target", "stm32h743", *arguments])
@@ -75,3 +77,48 @@ def test_a_target_without_memory_is_one_line(tmp_path, capsys):
                       '[[regions]]\nname = "ROM"\nbase = 0\nsize = "64K"\nkind = "flash"\naccess = "r"\n')
     assert main(["search", str(shared_model(RESNET8)), "--target", str(target), "--budget", "2"]) == 2
     assert "no memory the activations may use" in capsys.readouterr().err
+
+
+def _one_error_line(capsys) -> str:
+    error = capsys.readouterr().err
+    lines = [line for line in error.splitlines() if line.startswith("mcudeploy: error:")]
+    assert len(lines) == 1 and "Traceback" not in error
+    return lines[0]
+
+
+def test_a_space_that_contradicts_the_target_is_one_line_and_the_log_is_kept(tmp_path, capsys):
+    space, log = tmp_path / "space.toml", tmp_path / "s.log"
+    space.write_text("[space]\nexternal_activations = [true, false]\n")
+    code = main(["search", str(shared_model(RESNET8)), "--target", "stm32h743", "--budget", "3",
+                 "--space", str(space), "--log", str(log)])
+    line = _one_error_line(capsys)
+    assert code == 2 and "knob 'external_activations' = on needs external RAM" in line and "'stm32h743'" in line
+    assert log.read_text().startswith("# mcudeploy search ")            # the log so far, no trial run
+    space.write_text('[space]\nactivation_region = ["auto", "SRAM9"]\n')
+    assert main(["search", str(shared_model(RESNET8)), "--target", "stm32h743", "--budget", "3",
+                 "--space", str(space)]) == 2
+    assert "'SRAM9': target 'stm32h743' has no such region" in _one_error_line(capsys)
+
+
+def test_a_tile_count_the_tensor_cannot_take_is_one_line_and_the_log_is_kept(tmp_path, capsys):
+    from mcudeploy.driver import deployable_graph, load_graph
+    names = [n.name for n in deployable_graph(load_graph(shared_model(RESNET8))).nodes]
+    config, log = tmp_path / "c.toml", tmp_path / "s.log"
+    config.write_text(f'[tiling]\nregions = [{{start = "{names[0]}", end = "{names[1]}", tiles = 100}}]\n')
+    code = main(["search", str(shared_model(RESNET8)), "--target", "stm32h743", "--budget", "2",
+                 "--config", str(config), "--log", str(log)])
+    line = _one_error_line(capsys)
+    assert code == 2 and "100 tiles along rows" in line and "use at most 32" in line
+    assert log.read_text().startswith("# mcudeploy search ")
+
+
+def test_fixes_not_started_within_the_time_say_so(tmp_path, capsys):
+    """--time bounds the what-if phase too: a fix not started within it is listed as not
+    tried, with the budget, instead of running past it or vanishing."""
+    log = tmp_path / "t.log"
+    code = main(["search", str(shared_model(RESNET8)), "--target", "stm32f407", "--sram-limit", "16K",
+                 "--on-chip-only", "--time", "0.001", "--log", str(log)])
+    out = capsys.readouterr().out
+    assert code == 8
+    assert "NOT verified]: not tried: the time budget (--time 0.001 s) was spent" in out
+    assert "# fix [" in log.read_text() and "trial cost: " in log.read_text()

@@ -29,3 +29,20 @@ def test_best_is_never_worse_and_the_critical_limit_is_exact(name, target):
     if limit > 0:
         assert not deploy(model, options.with_values(sram_limit=limit - 1)).fits
     assert result.critical.failing == limit - 1
+
+
+def test_a_bisection_stopped_by_the_time_keeps_its_bracket():
+    """boundary(stop=...): asked before each halving; the bracket so far, both ends run, not exact."""
+    from types import SimpleNamespace
+
+    from mcudeploy.search.critical import boundary
+    runs = []
+    def run(value):
+        runs.append(value)
+        return SimpleNamespace(passed=value >= 700)
+    found = boundary(range(0, 1001), run, stop=lambda: len(runs) >= 4)
+    assert not found.exact and len(runs) == 4
+    assert found.passing >= 700 > found.failing and found.passing - found.failing > 1
+    assert found.passing in runs and found.failing in runs
+    exact = boundary(range(0, 1001), lambda v: SimpleNamespace(passed=v >= 700))
+    assert exact.exact and (exact.passing, exact.failing) == (700, 699)

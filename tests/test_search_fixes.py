@@ -133,3 +133,55 @@ def test_a_search_that_fails_on_chip_returns_verified_ranked_fixes(odd_unet, tmp
     assert resolution.apply[0].startswith("--input-shape input=1,1,")
     assert [fix.rank for fix in result.fixes] == sorted(fix.rank for fix in result.fixes)
     assert "fix [" in (tmp_path / "fixes.log").read_text()
+
+
+@pytest.mark.parametrize("model,step", [
+    ("UNET", 8),                                           # three 2x2 max pools (the decoder's Resizes undo them)
+    ("mlperf_tiny/mobilenetv1_vww_int8.tflite", 32),       # five stride-2 layers; the global pool does not count
+    ("mlperf_tiny/resnet8_int8.tflite", 4),                # two stride-2 stages; the 8x8 global pool does not count
+])
+def test_the_resolution_step_is_the_strides_down_sampling(model, step, odd_unet):
+    """The sizes the resolution fix tries are the multiples the layers' strides allow (counted
+    by hand from the architectures above), not the input height over its smallest tensor."""
+    from mcudeploy.search.fixes import _downsampling
+    graph = load_graph(odd_unet if model == "UNET" else shared_model(model))
+    value, h_axis, _ = spatial_input(graph)
+    assert _downsampling(graph, value, h_axis) == step
+
+
+def test_the_resolution_fix_of_a_quantized_model_says_to_quantize_the_float_model_again(quantized_odd_unet,
+                                                                                          odd_unet, tmp_path):
+    from mcudeploy.search.fixes import _resize_command
+    value, _, _ = spatial_input(quantized_odd_unet)
+    text = _resize_command(quantized_odd_unet, value, [1, 1, 16, 16], "16x16")
+    assert text.startswith("mcudeploy quantize FLOAT_MODEL --input-shape input=1,1,16,16 --calib DATA -o MODEL_16x16.onnx")
+    assert "the model given is quantized" in text and "--int8-io" not in text      # float I/O
+    qdq = tmp_path / "qdq.onnx"                    # the exported QDQ model a user passes (precision "qdq")
+    from mcudeploy.exporters.onnx_qdq import export_onnx_qdq
+    export_onnx_qdq(quantized_odd_unet, qdq)
+    assert _resize_command(load_graph(qdq), value, [1, 1, 16, 16], "16x16").startswith("mcudeploy quantize FLOAT_MODEL")
+    float_graph = load_graph(odd_unet)
+    assert _resize_command(float_graph, spatial_input(float_graph)[0], [1, 1, 16, 16], "16x16").startswith(
+        "--input-shape input=1,1,16,16   (re-import")
+
+
+def test_integer_io_keeps_the_layers_and_drops_the_float_edges(quantized_odd_unet):
+    """search/integer_io.py: the quantized U-Net with float I/O, without its edge conversions:
+    int8 in and out, the application's own quantize / dequantize (numpy) around it give the
+    float model's integer outputs exactly."""
+    from mcudeploy.search.integer_io import integer_io
+    graph = deployable_graph(quantized_odd_unet.copy())
+    rewrite = integer_io(graph)
+    new = rewrite.graph
+    assert [v.dtype.value for v in new.inputs] == ["int8"] and [v.dtype.value for v in new.outputs] == ["int8"]
+    assert len(new.nodes) == len(graph.nodes) - 2 and rewrite.exact and len(rewrite.changes) == 2
+    x = np.random.default_rng(1).random((1, 1, 1, 32, 32), dtype=np.float32)
+    expected = run_int(graph, {graph.inputs[0].name: x}, batch=True)[graph.outputs[0].name]
+    q_in = new.inputs[0].quant
+    scale, zero = float(q_in.scale.reshape(-1)[0]), int(q_in.zero_point.reshape(-1)[0])
+    q = np.clip(np.round(x / scale) + zero, -128, 127).astype(np.int8)
+    got = run_int(new, {new.inputs[0].name: q}, batch=True)[new.outputs[0].name]
+    q_out = new.outputs[0].quant
+    dequantized = (got.astype(np.float32) - int(q_out.zero_point.reshape(-1)[0])) * float(q_out.scale.reshape(-1)[0])
+    np.testing.assert_allclose(dequantized.reshape(expected.shape), expected, rtol=0, atol=1e-6)
+    assert integer_io(new) is None                  # already integer: nothing to change

@@ -182,6 +182,23 @@ def test_auto_tiling_also_starts_from_the_whole_network():
     assert_same_outputs(graph, tiled, random_feeds(graph, 1))
 
 
+@pytest.mark.slow
+def test_auto_tiling_builds_and_plans_each_candidate_once():
+    """A candidate (its regions) is built, scored and planned once, however many first steps
+    and greedy steps meet it; a tile count over the MACC budget rules out the larger ones of
+    its span unbuilt (plan/tiling.py, "What a candidate costs")."""
+    graph = shared_int8("mlperf_tiny/mobilenetv1_vww_int8.tflite")
+    plans = []
+    def planner(g):
+        plans.append(tuple(n.name for n in g.nodes))
+        return plan_memory(g, io_in_arena=False, schedule="file")
+    choice = auto_tiling(graph.copy(), planner, limit=None, max_overhead=0.05, mode="rows", alignment=16,
+                         io_in_arena=False)
+    assert len(plans) == choice.planned + 1 == len(set(plans))         # the untiled plan, then each once
+    assert choice.built < choice.trials
+    assert choice.to_json()["built"] == choice.built and choice.seconds > 0
+
+
 def test_an_auto_tiling_that_stops_above_its_limit_is_a_warning_with_advice():
     """With the I/O in the arena, no region of VWW lowers the arena: the user who asked for a
     limit hears so, and what to try, instead of silently getting the untiled model."""
@@ -194,6 +211,25 @@ def test_an_auto_tiling_that_stops_above_its_limit_is_a_warning_with_advice():
     assert "max_overhead" in warning and "[split] auto = true" in warning
     untouched = deploy(graph, replace(options, tiling_limit=None))       # no limit given: nothing to say
     assert not any(w.startswith("[tiling]") for w in untouched.warnings)
+
+
+@pytest.mark.slow
+def test_an_automatic_tiling_is_kept_for_the_trials_that_do_not_change_it():
+    """plan/memory_transform.py: the same graph, target, limit and planner options re-apply the
+    regions found (rule says "cached"); an option the tiling reads searches again."""
+    graph = shared_int8("mlperf_tiny/mobilenetv1_vww_int8.tflite")
+    options = parse_options({"target": {"name": "stm32h743"}, "kernels": {"variant": "reference"},
+                             "memory": {"io_in_arena": False},
+                             "tiling": {"auto": True, "limit": 20000, "max_overhead": 0.11}}, "test.toml")
+    first = deploy(graph, options)
+    again = deploy(graph, replace(options, stack=8192, weights="flash"))        # options the tiling does not read
+    other = deploy(graph, replace(options, tiling_max_overhead=0.12))
+    assert "(cached)" not in first.memory_transform.tiling.rule
+    assert again.memory_transform.tiling.rule == first.memory_transform.tiling.rule + " (cached)"
+    assert again.memory_transform.tiling.regions == first.memory_transform.tiling.regions
+    assert again.plan.arena_bytes == first.plan.arena_bytes
+    assert [n.name for n in again.graph.nodes] == [n.name for n in first.graph.nodes]
+    assert "(cached)" not in other.memory_transform.tiling.rule
 
 
 def test_deploy_with_tiling_options_from_toml():

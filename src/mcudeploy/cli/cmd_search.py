@@ -25,7 +25,7 @@ from ..options import SECTIONS, DeploymentOptions, load_options
 from ..report.console import make_console
 from ..safe_io import check_sidecar_path
 from ..search import Constraints, SearchRequest, load_space_file, run_search
-from ..search.log import check_log_paths
+from ..search.log import check_log_paths, cost_note
 from ..search.pareto import OBJECTIVES
 from ..search.reasons import exact
 from ..text_inputs import read_toml
@@ -157,6 +157,9 @@ def _print(result) -> None:
     say = lambda text: console.print(text, markup=False)     # noqa: E731 - names come from files
     say(f"search: {len(result.trials)} trial(s) in {result.seconds:.1f} s, {result.pruned} pruned by the bounds, "
         f"objective {result.request.objective}, executor {result.request.options.executor}")
+    cost = cost_note(result.trials)
+    if cost is not None:
+        say(cost)
     default = result.default
     if default is not None:
         say(f"defaults (trial 0): {default.status}" + (f", {_figures(default)}" if default.passed else
@@ -167,7 +170,8 @@ def _print(result) -> None:
     if result.critical is not None and result.critical.found:
         say(f"critical sram_limit: {exact(result.critical.passing)} passes (trial "
             f"{result.critical.passing_trial.index}); {exact(result.critical.failing)} fails (trial "
-            f"{result.critical.failing_trial.index if result.critical.failing_trial else '-'})")
+            f"{result.critical.failing_trial.index if result.critical.failing_trial else '-'})"
+            + ("" if result.critical.exact else f"; not bisected further: --time {result.request.time_limit:g} s spent"))
     for rank, fix in enumerate(result.fixes, 1):
         mark = "verified" if fix.verified else "NOT verified"
         say(f"fix {rank} [{fix.kind}, {mark}{'' if fix.exact else ', needs retraining'}]: {fix.title}")

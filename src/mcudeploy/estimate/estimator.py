@@ -42,6 +42,7 @@ from .npu import group_epochs, missing_npu_figures, npu_epoch_cost
 from .overlay import Overlay, check_core, load_overlay, shipped_overlay
 from .profiles import CoreModel, RuntimeProfile, core_model, runtime_profile, runtime_profiles
 from .records import Estimate, LayerCost
+from .traffic import copy_in_place
 
 if TYPE_CHECKING:
     from ..plan.memory_plan import MemoryPlan
@@ -208,12 +209,7 @@ def _band(errors: dict[str, float]) -> float:
 def kernel_context(deployment, node) -> dict:
     """Deployment facts the features need: the output written where the input is (no copy),
     a softmax's share of computed exponentials (from its prepared ``diff_min``)."""
-    plan = deployment.plan
-    out = plan.tensors.get(node.outputs[0].name)
-    first = node.inputs[0] if node.inputs else None
-    source = plan.tensors.get(first.name) if first is not None and not first.is_constant else None
-    in_place = out is not None and (out.alias_of is not None or (source is not None and out.offset == source.offset))
-    context = {"in_place": in_place}
+    context: dict = {"in_place": copy_in_place(node, deployment.plan)}
     diff_min = getattr(deployment.params.get(node.name), "diff_min", None) if node.op == "Softmax" else None
     if diff_min is not None:
         context["softmax_pass"] = softmax_pass(int(diff_min))

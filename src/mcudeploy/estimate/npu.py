@@ -16,7 +16,8 @@ does (Conv + MaxPool: one epoch). Per epoch, with ``A`` accelerators of ``M`` MA
 A region's bytes per NPU cycle are the ST ``.mpool`` ``byte_width / freq_ratio`` when given,
 else ``bandwidth / NPU clock``; on-chip memories run from the NPU's clock tree (their bytes
 per cycle stay when ``--npu-clock`` changes), external ones (flash, PSRAM) keep their bytes per
-second. Weights are streamed once per epoch; activations are read and written once.
+second. Weights are streamed once per epoch; activations are read and written once (a Slice
+reads only the rows it copies, :func:`.traffic.input_bytes_moved`).
 
 Splits (target data, each an observation of ST's tools, see ``targets/builtin/stm32n6.toml``):
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from ..ir import Node, get_op
 from .causes import describe, npu_compute_detail, npu_memory_detail
 from .records import LayerCost
+from .traffic import input_bytes_moved
 
 FUSABLE = ("MaxPool", "AveragePool", "Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish")
 NPU_KEYS = ("accelerators", "macs_per_accelerator", "stream_bytes_per_cycle", "bus_interfaces",
@@ -115,7 +117,7 @@ def epoch_streams(epoch: Epoch, setting) -> tuple[list[Stream], int, str]:
     """Operand streams of an epoch, the work-buffer bytes it needs and a failure (or "")."""
     head, last = epoch.head, epoch.nodes[-1]
     npu = setting.target.npu
-    streams = [Stream(setting.region_of(v), v.nbytes) for v in head.inputs if v is not None]
+    streams = [Stream(setting.region_of(v), input_bytes_moved(head, v)) for v in head.inputs if v is not None]
     streams.append(Stream(setting.region_of(last.outputs[0]), last.outputs[0].nbytes, write=True))
     work, failure = 0, ""
     if pointwise_split(head, npu):

@@ -20,8 +20,17 @@ bias, multiplier,     ``12 O`` bytes (int32 each)            same
 shift
 output                ``O`` elements written                 same
 elementwise           every input element read once, every output element written
-copies                ``bytes`` read and written (0 when the plan made the op in place)
+copies                ``bytes`` read and written (0 when the plan made the op in place:
+                      its output on the same bytes as its input, :func:`copy_in_place`;
+                      a copy between the on-chip and the external arena always moves them)
+strided slice         the output's bytes read (a tile's rows + halo, from wherever the
+                      sliced tensor lives), the output written: never the whole tensor
 ====================  =====================================  ==================================
+
+A tiled region (:mod:`mcudeploy.passes.tile_spatial`) reads each input once per tile through
+its Slices, so the bytes charged per region are its tiles' slices with their halos; a graph
+split's loads and stores (:mod:`mcudeploy.passes.split_external`) are copies charged in both
+regions.
 """
 from __future__ import annotations
 
@@ -101,6 +110,24 @@ def _fully_connected_accesses(node: Node, features: dict, plan, blocked: bool) -
     return accesses + [_write(out, plan)]
 
 
+def copy_in_place(node: Node, plan) -> bool:
+    """True when ``node``'s output occupies the very bytes of its first input (a view, or a
+    copy the plan made in place): same region, same offset. A concat slice or a graph split's
+    store / load (another offset, or the other arena) is a real copy."""
+    if not node.inputs or node.inputs[0] is None or node.inputs[0].is_constant or not node.outputs:
+        return False
+    source, out = plan.tensors.get(node.inputs[0].name), plan.tensors.get(node.outputs[0].name)
+    return source is not None and out is not None and source.region == out.region and source.offset == out.offset
+
+
+def input_bytes_moved(node: Node, value: Value) -> int:
+    """Bytes of input ``value`` that ``node`` reads (the NPU's streams): a Slice reads only the
+    part it copies (its output's size: a tile's rows + halo); any other node the whole tensor."""
+    if node.op == "Slice" and node.inputs and value is node.inputs[0]:
+        return node.outputs[0].size * value.dtype.itemsize
+    return value.nbytes
+
+
 def _streaming_accesses(node: Node, family: str, features: dict, plan, context: dict) -> list[Access]:
     out = node.outputs[0]
     inputs = [v for v in node.inputs if v is not None]
@@ -108,6 +135,9 @@ def _streaming_accesses(node: Node, family: str, features: dict, plan, context: 
         if family == "reshape" and context.get("in_place"):
             return []
         return [*(_read("input", v, plan, v.nbytes) for v in inputs), _write(out, plan)]
+    if family == "strided_slice":       # reads the rows it copies (a tile's stripe + halo), not the tensor
+        moved = input_bytes_moved(node, inputs[0])
+        return [_read("input", inputs[0], plan, moved, moved), _write(out, plan)]
     passes = 3 if family == "softmax" else 1
     reads = []
     for value in inputs:

@@ -5,6 +5,10 @@ limits. Output: :class:`Ledger` - one :class:`LedgerLine` per item and one
 :class:`RegionUse` per region:
 
     weights              constants, in the region :mod:`.placement` chose (flash by default)
+    weights (load image) the initial values of the weights copied to RAM: the start-up code
+                         copies them from the target's flash (the linker's ``AT > FLASH``), so
+                         flash holds them too: sum of align_up(bytes, LOAD_ALIGNMENT) in the
+                         largest flash region (none without a target or a flash region)
     activations (peak)   the planned arena (incl. scratch / NPU work buffers)
     activations (graph split, external)   the external arena of the tensors that cross a cut
     inputs, outputs      application buffers when they are not in the arena (--no-io-in-arena)
@@ -28,10 +32,12 @@ from dataclasses import dataclass, field
 from ..ir import Graph
 from ..options import DeploymentOptions
 from ..units import byte_text
+from .buffers import align_up
 from .memory_plan import MemoryPlan
 from .placement import RegionPlacement
 
 DEFAULT_STACK = 4096
+LOAD_ALIGNMENT = 16          # each weight array's alignment in the generated network_data.c
 RUNTIME_BASE = 256
 RUNTIME_PER_NODE = 64
 
@@ -104,6 +110,9 @@ def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, tar
     fixed = fixed_items(graph, plan, options)
     weights_bytes = {v.name: v.nbytes for v in graph.constants()}
     lines = _lines(plan, fixed, placement, weights_bytes)
+    image = load_image(placement.weights, weights_bytes, target)
+    if image is not None:
+        lines.insert(sum(1 for line in lines if line.item == "weights"), image)
     step, alive = plan.peak_step()
     regions = _region_uses(lines, target, placement)
     shown = {v.name: v.display_name for node in graph.nodes for v in node.outputs}   # the model's names
@@ -111,6 +120,20 @@ def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, tar
     return Ledger(lines, regions, step, plan.order[step] if plan.order else "",
                   [(shown.get(p.name, p.name), p.size) for p in alive], list(placement.notes),
                   list(placement.off_chip))
+
+
+def load_image(weight_region: dict[str, str], weights_bytes: dict[str, int], target) -> LedgerLine | None:
+    """The flash bytes of the weights placed in writable RAM (module docstring), or None."""
+    if target is None:
+        return None
+    flash = max(target.regions_of_kind("flash"), key=lambda r: r.size, default=None)
+    writable = {r.name for r in target.regions if r.writable}
+    copied = [name for name, region in weight_region.items() if region in writable]
+    if flash is None or not copied:
+        return None
+    size = sum(align_up(weights_bytes[name], LOAD_ALIGNMENT) for name in copied)
+    return LedgerLine("weights (load image)", flash.name, size,
+                      f"{len(copied)} tensors copied to RAM at start-up; their initial values stay in flash")
 
 
 def _lines(plan: MemoryPlan, fixed: dict[str, int], placement: RegionPlacement,

@@ -14,10 +14,17 @@ The automatic rules need a limit: ``limit`` of their section, else the room of t
 region the arena would go to (:func:`on_chip_room`). Their trial plans use the deployment's
 own planner settings (alignment, I/O in the arena, kernel variants, time limit: the memory-aware
 order depends on it), so the arena a choice reports is the one the deployment gets.
+
+An automatic tiling is kept by key (:func:`_auto_key`: the graph's structure - node names, ops,
+attributes, output shapes and types, not weight values - the target, the limit and every
+option its planner reads), the last ``AUTO_TILING_KEPT`` in this process: a search's trials
+that change other options (regions, split arena, PSRAM, weights) re-apply the regions found
+instead of searching them again (the record says ``cached``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
@@ -80,6 +87,40 @@ def on_chip_room(graph: Graph, target, options: DeploymentOptions) -> int | None
     return max(capacity[r.name] - (fixed if r.name == home else 0) for r in regions)
 
 
+AUTO_TILING_KEPT = 8
+_AUTO_TILINGS: OrderedDict[tuple, TilingChoice] = OrderedDict()
+
+
+def _auto_key(graph: Graph, target, options: DeploymentOptions, limit: int) -> tuple:
+    """What an automatic tiling depends on (module docstring)."""
+    structure = tuple((node.name, node.op, tuple(sorted((k, repr(v)) for k, v in node.attrs.items())),
+                       tuple(v.name if v is not None else "" for v in node.inputs),
+                       tuple((v.shape, str(v.dtype)) for v in node.outputs)) for node in graph.nodes)
+    return (structure, tuple(v.name for v in graph.inputs), tuple(v.name for v in graph.outputs),
+            target.name if target is not None else None, limit, options.tiling_max_overhead, options.tiling_mode,
+            options.alignment, options.io_in_arena, options.reuse, options.overlap, options.schedule,
+            options.time_limit, options.kernels)
+
+
+def _auto_tiling(graph: Graph, plan, target, options: DeploymentOptions) -> TilingChoice:
+    """:func:`.tiling.auto_tiling`, or the choice kept for the same key, re-applied."""
+    from ..passes.tile_spatial import total_macc
+    from .tiling import apply_tiling, auto_tiling
+    limit = _limit(options.tiling_limit, graph, target, options, "tiling")
+    key = _auto_key(graph, target, options, limit)
+    kept = _AUTO_TILINGS.get(key)
+    if kept is not None:
+        _AUTO_TILINGS.move_to_end(key)
+        tiled = apply_tiling(graph, kept.regions) if kept.regions else []
+        return replace(kept, tiled=tiled, macc_after=total_macc(graph), rule=kept.rule + " (cached)", seconds=0.0)
+    choice = auto_tiling(graph, plan, limit=limit, max_overhead=options.tiling_max_overhead, mode=options.tiling_mode,
+                         alignment=options.alignment, io_in_arena=options.io_in_arena)
+    _AUTO_TILINGS[key] = choice
+    while len(_AUTO_TILINGS) > AUTO_TILING_KEPT:
+        _AUTO_TILINGS.popitem(last=False)
+    return choice
+
+
 def _planner(target, options: DeploymentOptions):
     def plan(graph: Graph, external: frozenset[str] = frozenset()) -> MemoryPlan:
         return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels),
@@ -120,15 +161,11 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
         transform.input_channel_splits = dict(options.input_channel_splits)
     if options.tiling_regions and options.tiling_auto:
         raise UsageError("[tiling]: give regions or auto = true, not both")
-    if options.tiling_regions or options.tiling_auto:
-        from .tiling import auto_tiling, given_tiling
     if options.tiling_regions:
+        from .tiling import given_tiling
         transform.tiling = given_tiling(graph, options.tiling_regions)
     elif options.tiling_auto:
-        transform.tiling = auto_tiling(graph, plan, limit=_limit(options.tiling_limit, graph, target, options,
-                                                                 "tiling"),
-                                       max_overhead=options.tiling_max_overhead, mode=options.tiling_mode,
-                                       alignment=options.alignment, io_in_arena=options.io_in_arena)
+        transform.tiling = _auto_tiling(graph, plan, target, options)
     if options.split_points and options.split_auto:
         raise UsageError("[split]: give points or auto = true, not both")
     tiled = transform.tiling.tiled if transform.tiling else []

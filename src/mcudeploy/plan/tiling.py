@@ -30,6 +30,14 @@ rule is a greedy search on the memory plan itself:
 
 MACC of the tiled graph counts every recomputed halo row, so ``overhead = MACC(tiled) /
 MACC(untiled) - 1`` is exact for the rewritten graph.
+
+What a candidate costs (the search's own work, ``TilingChoice.built`` / ``planned`` /
+``seconds``): a candidate is the regions it applies, ``(outer, nested)``, which determine the
+tiled graph, so its MACC overhead, peak score and plan are computed once per key and reused
+when another first step or greedy step meets it again (:class:`_Candidates`); the copies are
+tiled without IR verification (the choice is applied again, verified). Tile counts of one span
+are tried from the fewest: a count over the MACC budget rules out every count with at least as
+many rows and columns (more cuts, at least as many halo rows), without building them.
 """
 from __future__ import annotations
 
@@ -75,7 +83,9 @@ class TilingChoice:
     limit: int | None = None
     max_overhead: float | None = None    # auto only: the MACC budget of the search
     rule: str = "given"
-    trials: int = 0
+    trials: int = 0           # candidates considered (cached ones included)
+    built: int = 0            # tiled copies built (MACC + peak score)
+    planned: int = 0          # memory plans computed
     seconds: float = 0.0
 
     @property
@@ -87,14 +97,17 @@ class TilingChoice:
                 "macc_before": self.macc_before, "macc_after": self.macc_after,
                 "macc_overhead": round(self.overhead, 4), "arena_before": self.arena_before,
                 "arena_after": self.arena_after, "limit": self.limit, "trials": self.trials,
+                "built": self.built, "planned": self.planned, "seconds": round(self.seconds, 2),
                 "tiles": [{"start": t.region.start, "end": t.region.end, "nodes": len(t.nodes),
                            "tiles": len(t.tiles), "macc_overhead": round(t.overhead, 4)} for t in self.tiled]}
 
 
-def apply_tiling(graph: Graph, regions: tuple[TilingRegion, ...]) -> list[TiledRegion]:
-    """Tile ``graph`` in place (regions in order); what each region became."""
+def apply_tiling(graph: Graph, regions: tuple[TilingRegion, ...], verify: bool = True) -> list[TiledRegion]:
+    """Tile ``graph`` in place (regions in order); what each region became. ``verify=False``
+    (the search's candidate copies, only scored and planned): no IR verification after the
+    pass; the chosen regions are applied again, verified, to the deployment's graph."""
     tiling = TileSpatial(regions)
-    run_passes(graph, [tiling])
+    run_passes(graph, [tiling], verify_each=verify)
     return tiling.tiled
 
 
@@ -191,10 +204,15 @@ def _counts(mode: str) -> list[tuple[int, int]]:
 def _tiled_copy(original: Graph, regions: tuple[TilingRegion, ...]) -> Graph | None:
     graph = original.copy()
     try:
-        apply_tiling(graph, regions)
+        apply_tiling(graph, regions, verify=False)
     except McuDeployError:
         return None
     return graph
+
+
+def _dominates(count: tuple[int, int], other: tuple[int, int]) -> bool:
+    """At least as many tiles as ``other`` in both directions: at least its halos to recompute."""
+    return count[0] >= other[0] and count[1] >= other[1]
 
 
 def auto_tiling(graph: Graph, plan: Planner, *, limit: int | None, max_overhead: float, mode: str,
@@ -251,20 +269,24 @@ class _Search:
     io_in_arena: bool
     limit: int | None
     choice: TilingChoice
+    scores: dict[tuple, tuple[float, int | None] | None] = field(default_factory=dict)   # key -> (overhead, peak)
+    states: dict[tuple, _State] = field(default_factory=dict)                             # key -> planned state
 
     def moves(self, state: _State):
-        """(outer, nested, graph it applies to, regions to apply there) of every candidate."""
+        """Groups of candidates, one group per span (its tile counts, fewest first): lists of
+        (count, outer, nested, graph it applies to, regions to apply there)."""
         hot = state.plan.order[state.plan.peak_step()[0]] if state.plan.order else ""
         for start, end in candidate_spans(self.original, _original(hot)):
-            for rows, columns in _counts(self.mode):
-                outer = _merged(self.original, state.outer, TilingRegion(start, end, rows, columns))
-                yield outer, (), self.original, outer
+            yield [(count, outer, (), self.original, outer) for count in _counts(self.mode)
+                   for outer in [_merged(self.original, state.outer, TilingRegion(start, end, *count))]]
         if state.outer:
             for start, end in candidate_spans(state.graph, hot):
-                for rows, columns in _counts(self.mode):
-                    regions = _siblings(state.graph, start, end, rows, columns)
+                group = []
+                for count in _counts(self.mode):
+                    regions = _siblings(state.graph, start, end, *count)
                     if regions:
-                        yield state.outer, state.nested + regions, state.graph, regions
+                        group.append((count, state.outer, state.nested + regions, state.graph, regions))
+                yield group
 
     def key(self, state: _State) -> tuple:
         """What a better state is (rule 5): reaching the limit, then the least MACC; else the
@@ -290,20 +312,62 @@ class _Search:
         ranked = self.ranked_steps(state)
         return ranked[0] if ranked else None
 
+    def score(self, key: tuple, base: Graph, regions: tuple[TilingRegion, ...],
+              peak: bool = True) -> tuple[tuple[float, int | None] | None, Graph | None]:
+        """(overhead, peak score or None over the budget) of candidate ``key`` (None: it does
+        not tile), and its graph when it was built now; computed once per key."""
+        self.choice.trials += 1
+        if key in self.scores:
+            return self.scores[key], None
+        graph = _tiled_copy(base, regions)
+        self.choice.built += 1
+        if graph is None:
+            self.scores[key] = None
+            return None, None
+        overhead = total_macc(graph) / self.base_macc - 1.0
+        within = overhead <= self.max_overhead
+        self.scores[key] = (overhead, quick_peak(graph, self.alignment, self.io_in_arena) if within and peak else None)
+        return self.scores[key], graph
+
+    def planned(self, key: tuple, outer, nested, base: Graph, regions, graph: Graph | None) -> _State:
+        """The state of candidate ``key`` with its memory plan (planned once per key)."""
+        if key not in self.states:
+            graph = graph if graph is not None else _tiled_copy(base, regions)
+            assert graph is not None    # it tiled when it was scored
+            self.choice.planned += 1
+            self.states[key] = _State(outer, nested, graph, self.plan(graph))
+        return self.states[key]
+
+    def scored_group(self, group: list, peak: bool = True) -> list[tuple]:
+        """(overhead, peak, count, outer, nested, base, regions, graph) of a span's counts within
+        the budget; a count over it rules out the counts that dominate it (module docstring)."""
+        over: list[tuple[int, int]] = []
+        found = []
+        for count, outer, nested, base, regions in group:
+            if any(_dominates(count, other) for other in over):
+                continue
+            result, graph = self.score((outer, nested), base, regions, peak)
+            if result is None:
+                continue
+            overhead, score = result
+            if overhead > self.max_overhead:
+                over.append(count)
+                continue
+            found.append((overhead, score, count, outer, nested, base, regions, graph))
+        return found
+
     def whole_network(self, state: _State) -> list[_State]:
         """The longest tilable region (:func:`longest_region`: the whole network when it can
         be) at its best tile count within the overhead, as one more first step (rule 6)."""
         region = longest_region(self.original)
         if region is None:
             return []
+        counts = _counts(self.mode) + (list(COLUMN_COUNTS) if self.mode == "patches" else [])
+        group = [(count, outer, (), self.original, outer)
+                 for count in counts for outer in [(TilingRegion(region.start, region.end, *count),)]]
         best = None
-        for rows, columns in _counts(self.mode) + (list(COLUMN_COUNTS) if self.mode == "patches" else []):
-            outer = (TilingRegion(region.start, region.end, rows, columns),)
-            graph = _tiled_copy(self.original, outer)
-            self.choice.trials += 1
-            if graph is None or total_macc(graph) / self.base_macc - 1.0 > self.max_overhead:
-                continue
-            found = _State(outer, (), graph, self.plan(graph))
+        for _, _, _, outer, nested, base, regions, graph in self.scored_group(group, peak=False):
+            found = self.planned((outer, nested), outer, nested, base, regions, graph)
             if found.plan.arena_bytes <= state.plan.arena_bytes * (1 - MIN_GAIN) and \
                     (best is None or self.key(found) < self.key(best)):
                 best = found
@@ -311,22 +375,15 @@ class _Search:
 
     def ranked_steps(self, state: _State) -> list[_State]:
         """The verified next states that lower the arena by MIN_GAIN, best first."""
-        scored = []
-        for outer, nested, base, regions in self.moves(state):
-            graph = _tiled_copy(base, regions)
-            self.choice.trials += 1
-            if graph is None:
-                continue
-            overhead = total_macc(graph) / self.base_macc - 1.0
-            if overhead <= self.max_overhead:
-                scored.append((quick_peak(graph, self.alignment, self.io_in_arena), overhead, outer, nested, graph))
-        scored.sort(key=lambda item: (item[0], item[1]))
+        scored = [item for group in self.moves(state) for item in self.scored_group(group)]
+        scored.sort(key=lambda item: (item[1], item[0]))
         ranked = []
-        for _, overhead, outer, nested, graph in scored[:VERIFIED]:
-            trial = self.plan(graph)
-            reaches = self.limit is not None and trial.arena_bytes <= self.limit
-            key = (0 if reaches else 1, overhead if reaches else trial.arena_bytes, trial.arena_bytes)
-            if trial.arena_bytes <= state.plan.arena_bytes * (1 - MIN_GAIN):
-                ranked.append((key, _State(outer, nested, graph, trial)))
+        for overhead, _, _, outer, nested, base, regions, graph in scored[:VERIFIED]:
+            found = self.planned((outer, nested), outer, nested, base, regions, graph)
+            arena = found.plan.arena_bytes
+            reaches = self.limit is not None and arena <= self.limit
+            key = (0 if reaches else 1, overhead if reaches else arena, arena)
+            if arena <= state.plan.arena_bytes * (1 - MIN_GAIN):
+                ranked.append((key, found))
         ranked.sort(key=lambda item: item[0])
         return [found for _, found in ranked]

@@ -15,6 +15,9 @@ SRAM limits are every byte count in ``[0, high]`` (a ``range``, never materialis
 deployment the fit is monotone in the limit (a larger cap only adds room), so the boundary
 is the smallest limit that fits. Where it is not monotone (a split arena's bank choice), the
 result still satisfies the two-trial property above.
+
+``stop()`` (the search's time budget) is asked before each halving: when it says stop, the
+result is the bracket reached so far (both ends run), ``exact = False``.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ class Boundary:
     passing_trial: Any = None
     failing_trial: Any = None
     trials: list = field(default_factory=list)
+    exact: bool = True           # False: stopped (out of time) before the two sides were neighbours
 
     @property
     def found(self) -> bool:
@@ -36,7 +40,8 @@ class Boundary:
 
 
 def boundary(values: Sequence, run: Callable[[Any], Any],
-             ok: Callable[[Any], bool] = lambda trial: trial.passed, high_first: bool = True) -> Boundary:
+             ok: Callable[[Any], bool] = lambda trial: trial.passed, high_first: bool = True,
+             stop: Callable[[], bool] | None = None) -> Boundary:
     """The boundary of the module docstring; ``run`` returns a trial, ``ok`` says whether it
     is on the passing side (default: it PASSes; a fix may ask only that its reasons are gone).
     ``high_first=False`` runs ``values[0]`` first: when it is already on the passing side
@@ -58,6 +63,9 @@ def boundary(values: Sequence, run: Callable[[Any], Any],
     low, high = 0, len(values) - 1
     low_trial, high_trial = ends[0], ends[len(values) - 1]
     while high - low > 1:
+        if stop is not None and stop():
+            result.exact = False
+            break
         middle = (low + high) // 2
         trial = run(values[middle])
         result.trials.append(trial)

@@ -8,7 +8,8 @@
    gave. An error there is the user's (a bad option value, a region that does not exist) and
    is raised; later trials turn errors into FAIL ``UNSUPPORTED``. The space
    (:mod:`.space`) is built from it (nodes the NPU refuses become ``force_cpu`` candidates).
-3. **Explore** (:mod:`.strategy`) in batches until the budget, the time or the space runs
+3. **Explore** (:mod:`.strategy`) in batches until the budget, ``EXPLORE_SHARE`` of the time
+   (the rest is for step 4 or 5; a fix not started within the time says so) or the space runs
    out. Before a batch runs, each configuration whose plan is already known (same plan knobs
    as a trial run, :data:`.trial.PLAN_KNOBS`; never with automatic tiling or graph split, whose
    rewrites aim at the region the options allow) is checked against its pool
@@ -35,17 +36,27 @@ from ..ir import Graph
 from ..targets import Target
 from .bounds import allowed_regions, arena_pool
 from .critical import boundary
-from .log import TrialLog
+from .log import TrialLog, cost_note
 from .pareto import best_trial, check_objective, pareto_front
 from .reasons import NPU_CONSTRAINT, RAM_NOFIT, Reason
 from .records import SearchRequest, SearchResult
-from .space import KNOB_NAMES, SpaceContext, build_space, describe_value, normalise, options_for, pipeline_has
+from .space import (
+    KNOB_NAMES,
+    SpaceContext,
+    build_space,
+    check_against_target,
+    describe_value,
+    normalise,
+    options_for,
+    pipeline_has,
+)
 from .strategy import Proposer
 from .trial import SKIP, Trial, evaluate
 from .workers import MCUDEPLOY, VELA, TrialRunner, WorkerSetup
 
 logger = logging.getLogger(__name__)
 PROPOSALS_PER_TRIAL = 50        # proposals examined (incl. pruned ones) per trial of budget
+EXPLORE_SHARE = 0.6             # of --time: the rest is for the critical limit or the what-if fixes
 
 
 def _check_request(request: SearchRequest) -> None:
@@ -177,7 +188,7 @@ class Search:
         while examined < limit:
             left = None if budget is None else budget - len(self.trials)
             if (left is not None and left <= 0) or (request.time_limit is not None
-                                                     and self._elapsed() > request.time_limit):
+                                                     and self._elapsed() > request.time_limit * EXPLORE_SHARE):
                 break
             batch = proposer.next_batch(self.trials)
             if not batch:
@@ -201,7 +212,11 @@ class Search:
         high = self.base.sram_limit if self.base.sram_limit is not None else max(on_chip, default=0)
         self.log.note(f"critical SRAM limit of trial {best.index}: bisection over sram_limit in [0, {high}] bytes")
         return boundary(range(0, high + 1), lambda limit: self.run_one(
-            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"))
+            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"), stop=self.out_of_time)
+
+    def out_of_time(self) -> bool:
+        """The time budget (``--time``) is spent: bisections stop with the bracket they have."""
+        return self.request.time_limit is not None and self._elapsed() > self.request.time_limit
 
     def run(self) -> SearchResult:
         request = self.request
@@ -230,6 +245,8 @@ class Search:
         self.log.note(f"mcudeploy search {self.model_name} --target {self.target.name} --objective "
                       f"{request.objective} --budget {request.budget} --seed {request.seed} -j {request.jobs}"
                       f" (back end {request.backend})")
+        if request.backend == MCUDEPLOY:
+            check_against_target(SpaceContext(self.target, self.base), request.space or {})   # before any trial
         first = self.first_trial()
         space = self._space(first)
         result = SearchResult(request, space, model=self.model_name, target=self.target.name, base=self.base)
@@ -250,6 +267,9 @@ class Search:
             from .fixes import what_if
             result.fixes = what_if(self, space)
         result.trials, result.seconds = list(self.trials), self._elapsed()
+        cost = cost_note(self.trials)
+        if cost is not None:
+            self.log.note(cost)
         if request.backend == VELA:
             result.baseline = self._vela_baseline()
             result.vela = self.runner_setup.vela

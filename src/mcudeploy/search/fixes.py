@@ -16,6 +16,9 @@ psram           ``C`` + external_activations (+ split_arena)         latency vs 
                                                                      and bytes moved off chip
 tiling          ``C`` + ``[tiling] auto`` (+ split_arena)            MACC of the halos, latency
 split           ``C`` + ``[split] auto`` (crossing tensors off chip)  bytes exchanged, latency
+int8_io         ``C`` on the model with integer inputs / outputs    re-quantizing (the exact
+                (:func:`.integer_io.integer_io`: the float edge      command); the application
+                conversions removed, exact)                          converts at the edge
 alignment       channels padded with zeros to the NPU alignment      MACC added, latency;
                 (:func:`.rewrites.pad_channels`, exact: checked on   equivalence checked
                 random inputs)
@@ -34,6 +37,8 @@ from __future__ import annotations
 
 import logging
 import math
+from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 
@@ -42,16 +47,17 @@ from ..errors import McuDeployError
 from ..ir import Graph, precision
 from ..reference import run_float, run_int
 from .critical import boundary
+from .integer_io import integer_io
 from .reasons import ALIGNMENT, FLASH_NOFIT, RAM_NOFIT, exact, kib
 from .records import Fix
 from .reshape import rebuild, spatial_input
 from .rewrites import pad_channels, reduce_skips
-from .space import normalise, options_for, pipeline_has
+from .space import describe_value, normalise, options_for, pipeline_has
 from .strategy import least_failing
 from .trial import evaluate
 
 logger = logging.getLogger(__name__)
-CLASS_RANK = {"search": 0, "sram_limit": 1, "reserve": 1, "psram": 2, "tiling": 3, "split": 3, "alignment": 4,
+CLASS_RANK = {"search": 0, "sram_limit": 1, "reserve": 1, "int8_io": 2, "psram": 2, "tiling": 3, "split": 3, "alignment": 4,
               "skip_conv": 5, "resolution": 6, "combined": 7}
 MEMORY = (RAM_NOFIT, FLASH_NOFIT)
 EQUIVALENCE_SAMPLES = 2
@@ -189,6 +195,27 @@ class Fixer:
                    changes=changes)
 
     # -- model changes ----------------------------------------------------------------
+    def int8_io(self) -> Fix | None:
+        """The least failing configuration on the model with integer I/O (module docstring)."""
+        rewrite = integer_io(deployable_graph(self.graph.copy()))
+        if rewrite is None:
+            return None
+        trial = self.run_config({}, "int8 inputs / outputs", rewrite.graph)
+        before, after = self.reference.metrics, trial.metrics
+        price = {"on_chip_bytes_before": before.on_chip_bytes if before else None,
+                 "on_chip_bytes": after.on_chip_bytes if after else None,
+                 "latency_ms": _latency_ms(trial), "latency_before_ms": _latency_ms(self.reference),
+                 "accuracy": "unchanged (the same integer layers; the application quantizes the input)"}
+        apply = ["mcudeploy quantize FLOAT_MODEL --calib DATA --int8-io -o MODEL_int8io.onnx   (re-quantize with "
+                 "int8 inputs / outputs; the same calibration data gives the same layers)"]
+        changed = [f"{k} = {describe_value(v)}" for k, v in sorted(self.config.items())
+                   if self.search.trials[0].config.get(k) != v]
+        apply += [f"with the options of trial {self.reference.index}: {', '.join(changed)}"] if changed else []
+        return Fix("int8_io", "int8 model inputs and outputs instead of float (the float buffers and the edge "
+                   "conversions go)", _gone(trial, MEMORY), {k: v for k, v in price.items() if v is not None},
+                   apply, [*rewrite.changes, *([] if trial.passed else _left(trial))], trial=trial.index,
+                   passes=trial.passed)
+
     def alignment(self) -> Fix | None:
         reasons = [r for r in self.reference.reasons if r.code == ALIGNMENT]
         npu = self.search.target.npu
@@ -256,7 +283,8 @@ class Fixer:
                 raise _Refused(str(err)) from None
             return self.run_config(changes, f"input {shape[h_axis]}x{shape[w_axis]}{label}", graph)
         try:
-            result = boundary([height, *sizes], run, lambda t: _gone(t, MEMORY), high_first=False)
+            result = boundary([height, *sizes], run, lambda t: _gone(t, MEMORY), high_first=False,
+                              stop=self.search.out_of_time)
         except _Refused as err:
             self.resizable = False
             return Fix("resolution", f"no smaller input: {err}", False)
@@ -277,8 +305,7 @@ class Fixer:
                  "ram_bytes": trial.metrics.ram_bytes, "accuracy": "not measured: evaluate the model at this size"}
         shape = list(value.shape)
         shape[h_axis], shape[w_axis] = size, new_width
-        apply = [f"--input-shape {value.name}={','.join(map(str, shape))}   (re-import: the model is fully "
-                 "convolutional)"] + [f"[{'tiling' if k == 'tiling_auto' else 'memory'}] "
+        apply = [_resize_command(self.graph, value, shape, f"{size}x{new_width}")] + [f"[{'tiling' if k == 'tiling_auto' else 'memory'}] "
                                       f"{'auto' if k == 'tiling_auto' else k} = true" for k, v in changes.items() if v]
         failing = (f"{result.failing}x{round(width * result.failing / height)} fails (trial {result.failing_trial.index})"
                    if result.failing is not None else "the full size passes")
@@ -320,17 +347,54 @@ class _Refused(Exception):
     pass
 
 
+def _resize_command(graph, value, shape: list[int], size: str) -> str:
+    """How the user applies a new input size: a float model is re-imported at it; a quantized
+    one (its exported Reshapes and Resizes hold the old sizes, so ``--input-shape`` on it is
+    refused) is quantized again from the float model at that size."""
+    option = f"--input-shape {value.name}={','.join(map(str, shape))}"
+    if precision(graph) == "float":
+        return f"{option}   (re-import: the model is fully convolutional)"
+    int8_io = " --int8-io" if all(v.dtype.value in ("int8", "uint8") for v in graph.inputs) else ""
+    return (f"mcudeploy quantize FLOAT_MODEL {option} --calib DATA -o MODEL_{size}.onnx{int8_io}   (the model given is quantized: its exported shapes are fixed, so quantize the float "
+            "model again at this size; verified here on the rebuilt graph)")
+
+
+def _global_pool(node) -> bool:
+    """A pooling whose window covers its whole input map (its stride does not constrain the size)."""
+    kernel, x = node.attrs.get("kernel_shape"), node.inputs[0]
+    if node.op not in ("MaxPool", "AveragePool") or not kernel or x is None or x.rank != 4:
+        return False
+    height = x.shape[{"NHWC": 1, "NCHW": 2}.get(node.attrs.get("layout", "") or x.layout or "", 2)]
+    return int(kernel[0]) >= height
+
+
 def _downsampling(graph, value, h_axis: int) -> int:
-    """The model's total down-sampling (a power of two): input height / the smallest height of
-    a 4-D tensor (NHWC tensors' height on axis 1, NCHW ones' on axis 2)."""
-    heights = []
+    """The input height's step: the deepest down-sampling along any path, from the layers'
+    strides (a strided Conv / pooling multiplies it by its row stride, a ConvTranspose
+    divides it by its stride, a Resize by its row scale; any other node keeps the largest of
+    its inputs'; a global pooling none). Three 2x2 poolings: 8 (a U-Net 256 may be resized on multiples of 8). The
+    tensors' heights are not used: a 1-row tensor (a global pooling, a 1-channel NCHW relayout)
+    would make it the whole input height."""
+    factors: dict[str, Fraction] = {value.name: Fraction(1)}
+    deepest = Fraction(1)
     for node in graph.nodes:
+        known = [factors[v.name] for v in node.inputs if v is not None and v.name in factors]
+        if not known:
+            continue
+        factor = max(known)
+        strides = node.attrs.get("strides")
+        if node.op in ("Conv", "MaxPool", "AveragePool") and strides and not _global_pool(node):
+            factor *= int(strides[0])
+        elif node.op == "ConvTranspose" and strides:
+            factor /= int(strides[0])
+        elif node.op == "Resize" and node.inputs[0] is not None and node.outputs[0].rank == 4:
+            source, out = node.inputs[0].shape, node.outputs[0].shape
+            axis = {"NHWC": 1, "NCHW": 2}.get(node.attrs.get("layout", "") or node.outputs[0].layout or "", h_axis)
+            factor *= Fraction(source[axis], out[axis])
         for out in node.outputs:
-            if out.rank == 4:
-                heights.append(out.shape[{"NHWC": 1, "NCHW": 2}.get(out.layout or "", h_axis)])
-    smallest = min((h for h in heights if h > 0), default=value.shape[h_axis])
-    factor = max(1, value.shape[h_axis] // max(1, smallest))
-    return 1 << max(0, factor.bit_length() - 1)
+            factors[out.name] = factor
+        deepest = max(deepest, factor)
+    return max(1, math.ceil(deepest))
 
 
 def _equivalent(original, rewritten) -> str:
@@ -364,16 +428,23 @@ def _random_input(value, rng) -> np.ndarray:
     return rng.random(value.shape, dtype=np.float32)
 
 
-def _steps(fixer: Fixer, codes: set[str]) -> list:
-    """The fixes for the reason codes of the reference trial (module docstring)."""
-    steps = []
+def _steps(fixer: Fixer, codes: set[str]) -> list[tuple[str, Callable[[], Fix | None]]]:
+    """(kind, fix) for the reason codes of the reference trial (module docstring)."""
+    steps: list[tuple[str, Callable[[], Fix | None]]] = []
     if codes & set(MEMORY):
-        steps += [fixer.sram_limit, fixer.reserve, fixer.psram, lambda: fixer.stage("tiling", "tiling_auto", "tiling"),
-                  lambda: fixer.stage("split", "split_auto", "split"), fixer.skip_conv, fixer.resolution]
-        steps += [lambda: fixer.resolution(tiled=True)] if fixer.tiling else []
+        steps += [("sram_limit", fixer.sram_limit), ("reserve", fixer.reserve), ("int8_io", fixer.int8_io),
+                  ("psram", fixer.psram), ("tiling", lambda: fixer.stage("tiling", "tiling_auto", "tiling")),
+                  ("split", lambda: fixer.stage("split", "split_auto", "split")), ("skip_conv", fixer.skip_conv),
+                  ("resolution", fixer.resolution)]
+        steps += [("resolution", lambda: fixer.resolution(tiled=True))] if fixer.tiling else []
     if ALIGNMENT in codes:
-        steps.append(fixer.alignment)
+        steps.append(("alignment", fixer.alignment))
     return steps
+
+
+def _out_of_time(search) -> bool:
+    limit = search.request.time_limit
+    return limit is not None and search._elapsed() > limit
 
 
 def what_if(search, space) -> list[Fix]:
@@ -386,8 +457,12 @@ def what_if(search, space) -> list[Fix]:
     fixes: list[Fix] = []
     if not codes & set(MEMORY) and any(r.code in MEMORY for r in first.reasons):
         fixes.append(fixer.found_by_search(first))
-    for step in _steps(fixer, codes) + [lambda: fixer.combined(fixes)]:
-        fix = step()
+    for kind, step in _steps(fixer, codes) + [("combined", lambda: fixer.combined(fixes))]:
+        if _out_of_time(search):     # said, not silently dropped: the user can give more --time
+            fix: Fix | None = Fix(kind, f"not tried: the time budget (--time {search.request.time_limit:g} s) "
+                                  "was spent; give more time to verify it", False)
+        else:
+            fix = step()
         if fix is None:
             continue
         fix.rank = _rank(fix, fixer.reference)

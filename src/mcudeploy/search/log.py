@@ -6,13 +6,15 @@ file (``--log FILE``) in the form compiler logs use, and JSON lines beside it
 
     Trial 23: config { schedule: file, alignment: 8 } - FAIL (RAM_NOFIT: SRAM overflow in cpuRAM2:
         estimated 421888 B (412KB), available 393216 B (384KB); peak at step 22 (concat_60): ...)
-    Trial 24: config { ... } - PASS (latency 52.31 ms, on-chip 371KB, external 0B, flash 1.2MB)
+    Trial 24: config { ... } - PASS (latency 52.31 ms, on-chip 371KB, external 0B, flash 1.2MB) [3.2 s]
     # pruned: ... (a note)
 
 Both files go through the output guard (:func:`check_log_paths`, called by the CLI before
 any work and again here): the sidecar ``FILE.jsonl`` is checked like ``FILE`` (never a
 device, never a file the search reads), and an existing one is replaced only when it is a
 trial log's JSON lines (empty, or its first line a JSON object), never a user file.
+A trial that ran ends with what it cost, ``[seconds]`` (a pruned SKIP costs nothing); the
+search's closing note gives the median and worst (:func:`cost_note`).
 
 Each line is flushed when written, so the log of a search that stops on an error (or is
 interrupted) keeps every trial run so far. The config shows the knobs the search varies
@@ -78,6 +80,19 @@ def outcome_text(trial) -> str:
     return f"{trial.status} (" + "; ".join(f"{r.code}: {r.message}" for r in trial.reasons) + ")"
 
 
+def cost_note(trials) -> str | None:
+    """``trials: N run, median S s, worst S s (trial K), total S s`` of the trials that ran."""
+    ran = [t for t in trials if t.status != "SKIP"]
+    if not ran:
+        return None
+    seconds = sorted(t.seconds for t in ran)
+    middle = len(seconds) // 2
+    median = seconds[middle] if len(seconds) % 2 else (seconds[middle - 1] + seconds[middle]) / 2
+    worst = max(ran, key=lambda t: t.seconds)
+    return (f"trial cost: {len(ran)} run, median {median:.1f} s, worst {worst.seconds:.1f} s "
+            f"(trial {worst.index}), total {sum(seconds):.1f} s")
+
+
 _SHOWN_EXTRA = ("vela_cycles", "vela_sram_bytes", "npu_operators", "cpu_operators")
 
 
@@ -115,7 +130,9 @@ class TrialLog:
     def trial_line(self, trial) -> str:
         label = f" [{trial.label}]" if trial.label else ""
         number = "-" if trial.index < 0 else str(trial.index)
-        return f"Trial {number}{label}: config {config_text(trial.config, self.shown, self.knobs, self.base)} - {outcome_text(trial)}"
+        cost = "" if trial.status == "SKIP" else f" [{trial.seconds:.1f} s]"
+        return (f"Trial {number}{label}: config {config_text(trial.config, self.shown, self.knobs, self.base)} - "
+                f"{outcome_text(trial)}{cost}")
 
     def trial(self, trial) -> str:
         line = self.trial_line(trial)

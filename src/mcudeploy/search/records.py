@@ -41,7 +41,7 @@ class SearchRequest:
 @dataclass
 class Fix:
     """One verified what-if fix: what to change, what it costs, how to apply it."""
-    kind: str                  # resolution | psram | split | tiling | alignment | skip_conv | sram_limit | reserve
+    kind: str                  # resolution | psram | split | tiling | alignment | skip_conv | sram_limit | reserve | int8_io
     title: str
     verified: bool             # the pipeline on the changed model / configuration: its reasons are gone
     price: dict[str, Any] = field(default_factory=dict)
@@ -110,14 +110,16 @@ class SearchResult:
                   f"estimated latency {latency} (executor {self.request.options.executor}); on-chip RAM {metrics.on_chip_bytes} bytes; "
                   f"external RAM {metrics.external_bytes} bytes; flash {metrics.flash_bytes} bytes")
         if self.critical is not None and self.critical.found:
-            header += f"\ncritical sram_limit {self.critical.passing} bytes (one byte less does not fit)"
+            header += (f"\ncritical sram_limit {self.critical.passing} bytes (one byte less does not fit)"
+                       if self.critical.exact else f"\nsram_limit {self.critical.passing} bytes fits, "
+                       f"{self.critical.failing} does not (bisection stopped by --time)")
         return options_toml(options, header=header)
 
     def to_json(self) -> dict:
         critical = None
         if self.critical is not None:
             critical = {"passing": self.critical.passing, "failing": self.critical.failing,
-                        "trials": [t.index for t in self.critical.trials]}
+                        "exact": self.critical.exact, "trials": [t.index for t in self.critical.trials]}
         return {"model": self.model, "target": self.target, "executor": self.request.options.executor,
                 "objective": self.request.objective,
                 "backend": self.request.backend, "seed": self.request.seed, "jobs": self.request.jobs,

@@ -154,10 +154,29 @@ class Space:
         return total
 
 
+def check_against_target(context: SpaceContext, overrides: dict[str, list]) -> None:
+    """A ``--space`` value the target cannot take is the user's error, said before any trial:
+    external RAM (``external_activations`` / ``split_auto`` on) on a target without one, an
+    ``activation_region`` the target does not have."""
+    target = context.target
+    names = [r.name for r in target.regions]
+    if not _has_external(context):
+        for knob in ("external_activations", "split_auto"):
+            if True in overrides.get(knob, []):
+                raise UsageError(f"--space: knob {knob!r} = on needs external RAM (PSRAM), and target "
+                                 f"{target.name!r} has none (regions {', '.join(names)}); remove the value")
+    for region in overrides.get("activation_region", []):
+        if region is not None and region not in names:
+            raise UsageError(f"--space: knob 'activation_region' = {region!r}: target {target.name!r} has no such "
+                             f"region; its regions are {', '.join(names)}")
+
+
 def build_space(context: SpaceContext, locked: frozenset[str] = frozenset(),
                 overrides: dict[str, list] | None = None) -> Space:
-    """The space for ``context`` (module docstring); ``overrides`` from ``--space``."""
+    """The space for ``context`` (module docstring); ``overrides`` from ``--space``, checked
+    against the target (:func:`check_against_target`)."""
     overrides = overrides or {}
+    check_against_target(context, overrides)
     values: dict[str, tuple] = {}
     for knob in KNOBS:
         current = getattr(context.base, knob.name)
