@@ -66,3 +66,17 @@ def test_a_command_needing_an_absent_extra_says_which(tmp_path, arguments, extra
     lines = [line for line in result.stderr.splitlines() if line.startswith("mcudeploy: error:")]
     assert len(lines) == 1 and f"pip install 'mcudeploy[{extra}]'" in lines[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_wheel_carries_every_runtime_source_file():
+    """``pip install mcudeploy`` (not editable) takes the C runtime from the wheel's data files
+    (share/mcudeploy/runtime): every file of runtime/include and runtime/src, subfolders (the
+    DSP and Helium variants) included, must be listed there, or generate fails after install."""
+    data_files = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    shipped = {path.relative_to(REPO) for patterns in data_files.values() for pattern in patterns
+               for path in REPO.glob(pattern)}
+    runtime = {path.relative_to(REPO) for folder in ("runtime/include", "runtime/src")
+               for path in (REPO / folder).rglob("*") if path.is_file() and path.suffix in (".c", ".h")}
+    assert runtime - shipped == set()
+    for destination, patterns in data_files.items():   # each file lands in the folder it came from
+        assert all(destination.endswith(pattern.rsplit("/", 1)[0]) for pattern in patterns)
