@@ -176,3 +176,25 @@ def test_knowledge_base_is_checked_and_templates_fill(tmp_path):
                       'cause = "c"\nfix = "f"\ncheck = "c"\n')
     with pytest.raises(UsageError, match="pattern does not compile"):
         load_knowledge(broken)
+
+
+@pytest.mark.parametrize("text, expected, broader", [
+    ("Didn't find op for builtin opcode 'FULLY_CONNECTED' version '12'. An older version of this builtin "
+     "might be supported. Are you using an old TFLite binary with a newer model?", "tflm-op-version",
+     "tflm-op-not-registered"),
+    ("Warning: Unsupported TensorFlow Lite semantics for MEAN 'model/gap/Mean'. Placing on CPU instead",
+     "vela-tflite-semantics", "vela-cpu-fallback"),
+    ("E010(InvalidModelError): Unsupported layer types: Lambda, stopping.", "keras-lambda-layer",
+     "unsupported-operator"),
+])
+def test_a_specific_entry_replaces_the_broader_one_on_its_line(text, expected, broader):
+    """An op-version mismatch is no missing op, Vela's semantic check no NPU limit, ST's E010
+    on a Lambda no unknown operator named 'Lambda, stopping'."""
+    found = [d.entry.id for d in diagnose(text)]
+    assert found == [expected], found
+    assert broader not in found
+
+
+def test_the_broader_entries_still_explain_their_own_lines():
+    assert [d.entry.id for d in diagnose("Didn't find op for builtin opcode 'CONV_2D'")] == ["tflm-op-not-registered"]
+    assert [d.entry.id for d in diagnose("Unsupported layer types: LayerNormalization")] == ["unsupported-operator"]

@@ -6,7 +6,8 @@ Each line of ``text`` is tried against every entry's patterns, in the knowledge 
 order; an entry is reported once, at the first line it matches, with the named groups of
 that match (the bytes overflowed, the region, the node...) completed by those of its later
 matches. The diagnoses come in the
-order of those lines. When nothing matches and ``exit_code`` is one of mcudeploy's, the
+order of those lines. An entry that ``supersedes`` others replaces them on a line both match
+(ST's "Unsupported layer types: Lambda" is the Keras Lambda, not an unknown operator). When nothing matches and ``exit_code`` is one of mcudeploy's, the
 entry that explains that exit code is reported instead (``matched_by = "exit code"``).
 An empty list means the doctor does not know.
 """
@@ -55,9 +56,11 @@ def diagnose(text: str, exit_code: int | None = None, entries: tuple[Entry, ...]
         line = raw.strip()[:MAX_LINE]
         if not line:
             continue
-        for entry in entries:
-            match = next((m for m in (p.search(line) for p in entry.patterns) if m), None)
-            if match is None:
+        matches = [(entry, match) for entry in entries
+                   for match in [next((m for m in (p.search(line) for p in entry.patterns) if m), None)] if match]
+        superseded = {name for entry, _ in matches for name in entry.supersedes}
+        for entry, match in matches:
+            if entry.id in superseded:   # a more specific entry explains this line
                 continue
             values = {name: value for name, value in match.groupdict().items() if value}
             if entry.id in found:      # a later line may add what the first did not say

@@ -34,6 +34,7 @@ class Entry:
     fix: str
     check: str
     exit_codes: tuple[int, ...] = ()
+    supersedes: tuple[str, ...] = ()   # entries this more specific one replaces on a line both match
 
 
 def fill(template: str, values: dict[str, str]) -> str:
@@ -65,6 +66,10 @@ def load_knowledge(path: Path = KNOWLEDGE_FILE) -> tuple[Entry, ...]:
             raise UsageError(f"{path}: entry id {entry.id!r} appears twice; ids must be unique")
         seen.add(entry.id)
         entries.append(entry)
+    for entry in entries:
+        unknown = set(entry.supersedes) - seen
+        if unknown:
+            raise UsageError(f"{path}: entry {entry.id!r} supersedes unknown entries {', '.join(sorted(unknown))}")
     return tuple(entries)
 
 
@@ -85,4 +90,4 @@ def _entry(path: Path, index: int, raw: dict) -> Entry:
             raise UsageError(f"{where}: {key} uses {', '.join(sorted(loose))} outside a [[ ]] segment, but "
                              "not every pattern defines it")
     return Entry(raw["id"], raw["title"], raw["source"], patterns, raw["cause"], raw["fix"], raw["check"],
-                 tuple(int(code) for code in raw.get("exit_codes", ())))
+                 tuple(int(code) for code in raw.get("exit_codes", ())), tuple(raw.get("supersedes", ())))
