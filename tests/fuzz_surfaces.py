@@ -83,19 +83,30 @@ def _project_mutation(rng: random.Random) -> tuple[str, str]:
     return "valid", PROJECT.format(project="")
 
 
+# the files deploy writes in its output folder (through its manifest: never a user's file)
+DEPLOY_FILES = ("deploy", ".mcudeploy-deploy-manifest.json", "deploy.json", "deployment.toml", "passed.toml",
+                "fallback.toml", "quantization.json", "report.html", "m_int8.onnx", "x_int8.onnx", "firmware")
+
+
 def project_files(rng: random.Random) -> Case:
     name, text = _project_mutation(rng)
-    files = {"m.tflite": _model(), "mcudeploy.toml": text.encode("utf-8", "surrogateescape"), **PRECIOUS}
-    fifos = ("fifo",)
-    argv = rng.choice([["deploy", "mcudeploy.toml", "--quiet"], ["deploy", "--quiet", "--from", "report"],
-                       ["init", "m.tflite", "-o", "mcudeploy.toml", "--force"],
-                       ["init", rng.choice(["m\x1b[2J.tflite", "m\n.tflite", "m\r\x7f.tflite"]), "-o", "p.toml"]])
-    if argv[0] == "init" and argv[1] != "m.tflite":
+    # an output folder given as "." or ".." is the user's choice: deploy may add its own files
+    # there, never replace one of theirs. The project sits in proj/, so that ".." is still a
+    # folder of the case, holding the user's precious files.
+    files = {"proj/m.tflite": _model(), "proj/mcudeploy.toml": text.encode("utf-8", "surrogateescape"), **PRECIOUS,
+             "proj/notes.txt": PRECIOUS["notes.txt"]}
+    fifos = ("proj/fifo",)
+    argv = rng.choice([["deploy", "proj/mcudeploy.toml", "--quiet"], ["deploy", "proj/mcudeploy.toml", "--quiet",
+                                                                      "--from", "report"],
+                       ["init", "proj/m.tflite", "-o", "proj/mcudeploy.toml", "--force"],
+                       ["init", "proj/" + rng.choice(["m\x1b[2J.tflite", "m\n.tflite", "m\r\x7f.tflite"]), "-o",
+                        "proj/p.toml"]])
+    if argv[0] == "init" and argv[1] != "proj/m.tflite":
         files[argv[1]] = _model()
     heavy = argv[0] == "deploy" and name == "valid"
-    return Case("project-files", f"{argv[0]} {name}", files, argv,
-                writes=("deploy", "mcudeploy.toml", "p.toml", "x_int8.onnx"), protect=tuple(PRECIOUS),
-                fifos=fifos, subprocess=heavy)
+    writes = ("proj/mcudeploy.toml", "proj/p.toml") + tuple(f"proj/{f}" for f in DEPLOY_FILES) + DEPLOY_FILES
+    return Case("project-files", f"{argv[0]} {name}", files, argv, writes=writes,
+                protect=tuple(PRECIOUS) + ("proj/notes.txt",), fifos=fifos, subprocess=heavy)
 
 
 # -- deploy state --------------------------------------------------------------------------
@@ -251,11 +262,17 @@ def search_logs(rng: random.Random) -> Case:
                       "missing/log.txt"])
     if log == "fifo":
         fifos = ("fifo",)
+    protect = tuple(PRECIOUS) + ("log.txt.jsonl", "m.tflite")
+    writes: tuple[str, ...] = ("new.txt", "new.txt.jsonl", "log.txt")
     if log == "link.txt":
+        # the user named a link to notes.txt: the log goes where it points (an in-folder link is
+        # followed, as a shell redirection does: safe_io), its sidecar is link.txt.jsonl
         links["link.txt"] = "notes.txt"
+        writes += ("notes.txt", "link.txt.jsonl")
+        protect = tuple(p for p in protect if p != "notes.txt")
     argv = ["search", "m.tflite", "--target", "stm32h743", "--budget", str(rng.choice([1, 2])), "--log", log]
-    return Case("search-logs", f"--log {log[:20]}", files, argv, writes=("new.txt", "new.txt.jsonl", "log.txt"),
-                protect=tuple(PRECIOUS) + ("log.txt.jsonl", "m.tflite"), links=links, fifos=fifos)
+    return Case("search-logs", f"--log {log[:20]}", files, argv, writes=writes, protect=protect, links=links,
+                fifos=fifos)
 
 
 # -- doctor logs ---------------------------------------------------------------------------
@@ -307,7 +324,8 @@ def special_files(rng: random.Random) -> Case:
         ["sweep", special, "--list"], ["deploy", special, "--quiet"], ["doctor", special],
         ["init", "m.tflite", "-o", special, "--force"],
     ])
-    return Case("special-files", f"{command[0]} {special}", files, command, writes=("out.npz",),
+    # init -o missing creates the file it was told to write
+    return Case("special-files", f"{command[0]} {special}", files, command, writes=("out.npz", "missing"),
                 protect=tuple(PRECIOUS) + ("m.tflite",), links=links, fifos=("fifo",), folders=("folder",))
 
 

@@ -317,3 +317,26 @@ def test_a_second_connection_in_a_process_keeps_the_store_visible_to_readers(tmp
             seen.append(len(store.list_runs(command="plan")))
         assert int(line) + 1 == seen[-1], seen
     assert writer.wait(timeout=30) == 0 and seen == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("name", ["x" * 4097, "d/" + "n" * 300, "n" * 200 + "\u00e9" * 30])
+def test_a_model_or_output_name_the_file_system_refuses_is_one_line_with_recording_on(tmp_path, monkeypatch,
+                                                                                     capsys, name):
+    """Found by the fuzz campaign after both halves of issue 26 met: the recording hook and the
+    model loader stat()ed a name too long for the file system (OSError) before the guard spoke."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MCUDEPLOY_NO_RECORD", raising=False)
+    monkeypatch.setenv("MCUDEPLOY_RUNS", str(tmp_path / "runs.sqlite"))
+    (tmp_path / "d").mkdir()
+    model = shared_model("mlperf_tiny/resnet8_int8.tflite")
+    for argv in (["analyze", name], ["generate", str(model), "--target", "stm32h743", "-o", name]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("mcudeploy: error:") and "too long" in err and "Traceback" not in err
+
+
+def test_an_output_that_is_a_symlink_loop_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    os.symlink("loop", tmp_path / "loop")
+    assert main(["init", str(shared_model("mlperf_tiny/resnet8_int8.tflite")), "-o", "loop", "--force"]) == 2
+    assert "a loop" in capsys.readouterr().err

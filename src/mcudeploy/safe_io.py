@@ -30,6 +30,7 @@ The ``-`` (standard output) convention is the caller's: these functions take rea
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -99,6 +100,12 @@ def _refuse_link_out(path: Path, where: str) -> None:
     """:class:`UnsafePathError` when ``path`` is a symlink to anything outside its folder."""
     if not path.is_symlink():
         return
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UsageError(f"{where}: is a symbolic link that leads back to itself (a loop); remove the link "
+                             "or choose another output name") from None
     target = Path(os.path.realpath(path))
     if target.parent != Path(os.path.realpath(path.parent)):
         raise UnsafePathError(f"{where}: is a symbolic link to {target}, outside its folder; writing it would "

@@ -158,8 +158,13 @@ def _hashable(args: argparse.Namespace) -> Path | None:
     from ..text_inputs import check_readable
 
     path = _path_option(args, "model")
-    if path is None or not path.exists():
-        return path
+    if path is None:
+        return None
+    try:
+        if not path.exists():
+            return path       # recorded by name; the command says it is missing
+    except (OSError, ValueError):
+        return None           # a name the file system refuses: the command says so in one line
     try:
         check_readable(path, "model")
     except McuDeployError:
@@ -205,12 +210,21 @@ def _text_option(args: argparse.Namespace, name: str) -> str | None:
     return str(value) if value is not None else None
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; ``False`` for a name the file system refuses (too long, a NUL,
+    a symlink loop): the command has refused it already, the record only says what was written."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _record_outputs(run: "Run", args: argparse.Namespace) -> None:
     for name in OUTPUT_OPTIONS:
         if name == "html":
             continue   # written after the run ends (it shows the final status)
         path = _path_option(args, name)
-        if path is not None and str(path) != "-" and path.exists():
+        if path is not None and str(path) != "-" and _exists(path):
             try:
                 run.artefact(path)
             except OSError as error:

@@ -17,6 +17,7 @@ from typing import Callable
 from ..errors import GraphError, ModelFormatError, UnsupportedError, UsageError
 from ..ir import Graph
 from ..limits import check_budget, memory_budget
+from ..safe_io import check_path_name
 from ..text_inputs import read_bytes
 
 InputShapes = dict[str, tuple[int, ...]]
@@ -84,8 +85,12 @@ def load_model(path: str | Path, *, input_shapes: InputShapes | None = None) -> 
     ``input_shapes`` overrides the shape of named inputs (needed for dynamic dimensions,
     like ``--input-shape NAME=1,3,224,224`` on the command line).
     """
-    path = Path(path)
-    if not path.exists():
+    path = check_path_name(path, "model")   # a NUL, a name too long: one line, not an OSError
+    try:
+        found = path.exists()
+    except OSError as error:   # a symlink loop, a permission problem on the way
+        raise UsageError(f"{path}: cannot reach the model file ({error.strerror})") from None
+    if not found:
         raise UsageError(f"{path}: no such model file")
     # a FIFO, a device, a folder or an unreadable /proc file (/proc/self/mem) is one error line
     data = read_bytes(path, "model file", limit=memory_budget())
