@@ -104,7 +104,9 @@ def project_files(rng: random.Random) -> Case:
     if argv[0] == "init" and argv[1] != "proj/m.tflite":
         files[argv[1]] = _model()
     heavy = argv[0] == "deploy" and name == "valid"
-    writes = ("proj/mcudeploy.toml", "proj/p.toml") + tuple(f"proj/{f}" for f in DEPLOY_FILES) + DEPLOY_FILES
+    # deploy records its stages in the run store beside the project file (proj/.mcudeploy)
+    writes = ("proj/mcudeploy.toml", "proj/p.toml", "proj/.mcudeploy") + tuple(f"proj/{f}" for f in DEPLOY_FILES) \
+        + DEPLOY_FILES
     return Case("project-files", f"{argv[0]} {name}", files, argv, writes=writes,
                 protect=tuple(PRECIOUS) + ("proj/notes.txt",), fifos=fifos, subprocess=heavy)
 
