@@ -10,7 +10,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from conftest import REPO, shared_model
+from conftest import REPO, SHARED, shared_model
 from mcudeploy.extras import EXTRAS
 
 BLOCKED = ["onnxruntime", "matplotlib", "ortools", "distributed", "dask", "PIL", "h5py"]
@@ -23,7 +23,7 @@ def lean(*arguments: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", RUNNER.format(blocked=BLOCKED), *arguments],
                           capture_output=True, text=True, timeout=300, cwd=cwd,
                           env={"PYTHONPATH": str(REPO / "src"), "MCUDEPLOY_NO_RECORD": "1",
-                               "PATH": "/usr/bin:/bin"})
+                               "PATH": "/usr/bin:/bin", "MCUDEPLOY_SHARED": str(SHARED)})
 
 
 def test_pyproject_extras_are_the_ones_the_code_names():
