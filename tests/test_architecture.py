@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mcudeploy"
 
 # Earlier stages first. A module may import from its own stage and from any earlier one.
 STAGES: list[set[str]] = [
-    {"errors", "units", "limits", "safe_io", "package_data", "progress", "extras", "text_inputs"},   # foundation: no pipeline knowledge
+    {"errors", "units", "limits", "safe_io", "package_data", "progress", "extras", "text_inputs", "notes"},   # foundation: no pipeline knowledge
     {"ir"},
     {"arithmetic", "targets", "options", "data_files", "data_report"},        # integer arithmetic spec; data
     {"reference"},                                             # the executable spec

@@ -3,6 +3,7 @@ through :func:`mcudeploy.importers.load_model` and through ``mcudeploy analyze``
 exit, one ``mcudeploy: error:`` line, no traceback). Nothing may crash or hang."""
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -128,7 +129,8 @@ def test_dynamic_dimension_with_input_shape(tmp_path: Path) -> None:
         load_model(path, input_shapes={"nonsense": (1, 5, 8)})
 
 
-def test_dynamic_batch_becomes_one_with_warning(tmp_path: Path, caplog) -> None:
+def test_dynamic_batch_becomes_one_with_a_note(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="mcudeploy")
     path = tmp_path / "batch.tflite"
     path.write_bytes(_relu_model((-1, 8)))
     graph = load_model(path)

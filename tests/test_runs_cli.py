@@ -151,3 +151,13 @@ def test_plan_records_the_latency_it_prints(run_store, capsys):
     shown = runs_json("show", "last", "--payload")
     assert shown["payload"]["latency"]["total_ms"] == pytest.approx(printed, rel=1e-3)
     assert sum(layer.get("estimated_ms", 0) for layer in shown["payload"]["layers"]) > 0
+
+
+def test_the_dynamic_batch_note_is_recorded_not_printed(run_store, capsys):
+    """Every export has a dynamic batch and an MCU runs batch 1: a note kept with the run and
+    shown with -v, not a warning on every command (issue 27)."""
+    model = shared_model("mlperf_tiny/resnet8_int8.tflite")
+    assert main(["plan", str(model), "--target", "stm32h743"]) == 0
+    assert "dynamic batch" not in capsys.readouterr().err
+    (run,) = runs_json("list")
+    assert any("dynamic batch dimension" in text for text in run["warnings"])

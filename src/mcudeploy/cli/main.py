@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(err)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
     handler = logging.StreamHandler()
+    handler.setLevel(level)   # the console's level; a run recorder may pass notes (INFO) on: mcudeploy.notes
     handler.setFormatter(PrintableFormatter("mcudeploy: %(levelname)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
     try:

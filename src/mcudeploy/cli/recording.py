@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import UsageError
 from ..runs.current import active_run
+from ..runs.log_capture import capturing
 from ..safe_io import check_output_path
 
 if TYPE_CHECKING:
@@ -84,17 +85,14 @@ def record_command(args: argparse.Namespace, argv: Sequence[str], compute: Calla
 
     commit = GitCommit()           # runs while the command does
     run = _start(args, argv)
-    capture = _WarningCapture(run)
-    logging.getLogger("mcudeploy").addHandler(capture)
     try:
-        with active_run(run), run.recording():
+        with capturing(run), active_run(run), run.recording():
             try:
                 run.exit_code = compute()
             finally:
                 run.record.git_commit = commit.result()
                 _record_outputs(run, args)
     finally:
-        logging.getLogger("mcudeploy").removeHandler(capture)
         if html is not None:
             _write_html(run, Path(html))
         if run.store is not None:
@@ -238,15 +236,3 @@ def _write_html(run: "Run", path: Path) -> None:
     print(f"HTML report written to {path}", file=sys.stderr)   # stderr: stdout may carry --json -
     run.artefact(path)
     run.flush()
-
-
-class _WarningCapture(logging.Handler):
-    """Records each ``mcudeploy.*`` warning (not the store's own) as a warning of the run."""
-
-    def __init__(self, run: "Run"):
-        super().__init__(level=logging.WARNING)
-        self.run = run
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if not record.name.startswith("mcudeploy.runs"):
-            self.run.warn(record.getMessage())

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import McuDeployError
 from ..runs.current import active_run
 from ..runs.live import Run, begin_record
+from ..runs.log_capture import capturing
 from ..runs.payload import clean
 from .catalogue import is_plugin
 from .context import CellContext
@@ -32,18 +33,6 @@ from .stages import STAGES, check_metrics
 
 log = logging.getLogger(__name__)
 STATUS_OK, STATUS_FAILED, STATUS_TIMEOUT = "ok", "failed", "timeout"
-
-
-class _Warnings(logging.Handler):
-    """Every ``mcudeploy.*`` warning of the cell, as a warning of its run."""
-
-    def __init__(self, run: Run):
-        super().__init__(level=logging.WARNING)
-        self.run = run
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if not record.name.startswith("mcudeploy.runs"):
-            self.run.warn(record.getMessage())
 
 
 def _plugin(name: str, context: CellContext) -> dict[str, Any]:
@@ -67,18 +56,14 @@ def run_cell(request: dict[str, Any], paths: dict[str, Path]) -> dict[str, Any]:
     run = Run(begin_record("sweep-cell", []))
     context = CellContext(request, paths)
     result: dict[str, Any] = {"status": STATUS_OK, "exit_code": 0, "error": None, "stage": None}
-    handler = _Warnings(run)
-    logging.getLogger("mcudeploy").addHandler(handler)
     try:
-        with active_run(run):
+        with capturing(run), active_run(run):
             _run_stages(context, result)
     except McuDeployError as error:
         result.update(status=STATUS_FAILED, exit_code=error.exit_code, error=f"{result['stage']}: {error}")
     except Exception as bug:      # a bug of mcudeploy or of a plugin stage: recorded, the sweep goes on
         log.debug("cell %s failed:\n%s", request.get("index"), traceback.format_exc())
         result.update(status=STATUS_FAILED, exit_code=1, error=f"{result['stage']}: {type(bug).__name__}: {bug}")
-    finally:
-        logging.getLogger("mcudeploy").removeHandler(handler)
     run.figures(context.metrics)
     result.update(figures=dict(run.record.figures), warnings=list(dict.fromkeys(run.record.warnings)),
                   payload=clean(run.record.payload) if run.record.payload else None,

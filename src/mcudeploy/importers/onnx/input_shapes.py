@@ -3,7 +3,8 @@
 Rules for each graph input (initializers listed as inputs are constants, not inputs):
 
 * a shape given by the user (``--input-shape NAME=1,3,224,224``) wins;
-* a dynamic batch dimension (dim 0 symbolic, missing or ``<= 0``) becomes 1, with a warning;
+* a dynamic batch dimension (dim 0 symbolic, missing or ``<= 0``) becomes 1, with a note
+  (:mod:`mcudeploy.notes`: kept with the run, printed with ``-v``);
 * any other dynamic dimension is refused (``UnsupportedError`` suggesting ``--input-shape``);
 * a static dimension ``<= 0`` elsewhere is a broken model (``GraphError``).
 
@@ -22,6 +23,7 @@ from onnx import shape_inference
 from ...errors import GraphError, UnsupportedError, UsageError
 from ...ir import DType
 from ...limits import check_budget
+from ...notes import note
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +61,8 @@ def _static_shape(path: Path, value: onnx.ValueInfoProto) -> tuple[int, ...]:
         static = dim.WhichOneof("value") == "dim_value"
         size = dim.dim_value if static else None
         if index == 0 and (size is None or size <= 0):
-            log.warning("%s: input %r has a dynamic batch dimension (%s); fixing it to 1",
-                        path, value.name, dim.dim_param or size or "unnamed")
+            note(log, "%s: input %r has a dynamic batch dimension (%s); fixing it to 1",
+                 path, value.name, dim.dim_param or size or "unnamed")
             size = 1
         elif size is None:
             raise UnsupportedError(

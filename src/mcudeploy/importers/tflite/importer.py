@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ...errors import ModelFormatError, UnsupportedError, UsageError
 from ...ir import Graph, verify
+from ...notes import note
 from . import ops  # noqa: F401  (registers the converters)
 from .common import CONVERTERS
 from .context import ConversionContext
@@ -128,8 +129,8 @@ def _input_shape(path: Path, tensor: TensorRecord, name: str,
             f"{path}: input {name!r} has dynamic dimension(s) {sorted(dynamic)} (shape signature "
             f"{list(signature)}); give a static shape with --input-shape {name}={example}")
     if dynamic:
-        log.warning("%s: input %r has a dynamic batch dimension (shape signature %s); using "
-                    "batch 1", path, name, list(signature))
+        note(log, "%s: input %r has a dynamic batch dimension (shape signature %s); using batch 1",
+             path, name, list(signature))
         return (1,) + stored[1:]
     return stored
 
