@@ -8,22 +8,20 @@ wrong, and what to write instead; an unknown key names the closest known one.
 """
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, overload
 
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 
 _VARIABLE = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}|\$(\w+)")
 
 
 def closest(name: str, known: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``known``, or ``""``."""
-    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {match[0]!r}?" if match else ""
+    """``"; did you mean 'x'?"`` for the closest of ``known``, or ``""`` (:func:`mcudeploy.errors.did_you_mean`)."""
+    return did_you_mean(name, known)
 
 
 def check_keys(table: dict, known: Iterable[str], where: str, noun: str = "key") -> None:

@@ -19,7 +19,6 @@ the first problem.
 """
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -27,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UnsafePathError, UsageError
+from ..errors import UnsafePathError, UsageError, did_you_mean
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
 from ..text_inputs import check_readable, parse_toml, read_text
@@ -94,9 +93,9 @@ def _relative(path: Path, folder: Path) -> str:
 def suggestion(word: str, known, *, listed: bool = True) -> str:
     """``"; did you mean 'x'?"`` for the closest of ``known``; else the known names (``listed``)
     or nothing."""
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    if close:
-        return f"; did you mean {close[0]!r}?"
+    hint = did_you_mean(word, known)
+    if hint:
+        return hint
     return f"; known: {', '.join(known)}" if listed else ""
 
 
