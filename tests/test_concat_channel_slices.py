@@ -125,6 +125,21 @@ def test_channel_concat_is_planned_in_place_and_the_arena_shrinks(name):
     assert (dense.arena_bytes, strided.arena_bytes) == ARENAS[name]
 
 
+@pytest.mark.parametrize("in_place", [True, False])
+def test_the_memory_transformations_plan_with_the_deployments_own_options(in_place):
+    """The planner automatic tiling tries candidates with and the deployment's final plan take
+    the same options from one mapping (plan_arguments): with concat_in_place = false neither
+    elides the Concat (the tiling's planner used to ignore it)."""
+    from mcudeploy.plan.memory_transform import _planner
+    graph = graph_of("fire")
+    options = DeploymentOptions(concat_in_place=in_place)
+    tried = _planner(None, options)(graph)
+    final = deploy(graph, options).plan
+    name = concat_of(graph).name
+    assert (name in tried.elided_nodes) == (name in final.elided_nodes) == in_place
+    assert tried.arena_bytes == final.arena_bytes
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_generated_code_with_strided_producers_is_bit_exact_on_the_host(name):
     graph = graph_of(name)

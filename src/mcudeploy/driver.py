@@ -54,7 +54,7 @@ from .passes.fold_pads import FoldPads
 from .passes.pipelines import run_pipeline
 from .passes.qdq_to_quantized import to_integer_graph
 from .plan.ledger import build_ledger, fixed_items
-from .plan.memory_plan import plan_memory
+from .plan.memory_plan import plan_arguments, plan_memory
 from .plan.memory_transform import transform_for_memory
 from .plan.placement import no_target_placement, place_regions
 from .targets import Target, load_memory_pools, load_target
@@ -159,10 +159,7 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
 
 def _plan_and_place(deployed: Graph, kernels, target, options: DeploymentOptions, transform):
     """Steps 5-7: plan, place, ledger."""
-    plan = plan_memory(deployed, kernels=kernels, alignment=options.alignment,
-                       io_in_arena=options.io_in_arena, reuse=options.reuse,
-                       overlap=options.overlap, concat_in_place=None if options.concat_in_place else False,
-                       schedule=options.schedule, time_limit=options.time_limit, external=transform.external)
+    plan = plan_memory(deployed, kernels=kernels, external=transform.external, **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)
     placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan)
                  if target is not None else no_target_placement(deployed, plan.arena_bytes, fixed, plan.external_bytes))

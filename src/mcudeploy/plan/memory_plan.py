@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 import logging
 from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..ir import Graph
@@ -41,6 +42,9 @@ from ..kernels import KernelSelection, choose_kernels
 from .bounds import live_set_bound
 from .buffers import align_up, arena_size_of
 from .liveness import KIND_SCRATCH, TensorLife, ordered_nodes, tensor_lives, to_buffers
+
+if TYPE_CHECKING:
+    from ..options import DeploymentOptions
 from .paired_greedy import allocate_paired
 from .placement import NO_TARGET_ARENA, NO_TARGET_EXTERNAL, NO_TARGET_WEIGHTS, RegionPlacement
 from .portfolio import plan_buffers
@@ -167,6 +171,16 @@ def _banked(placement: TensorPlacement, regions: RegionPlacement) -> TensorPlace
     bank, offset = regions.bank_of[placement.name]
     alias = None if placement.name in regions.unshared else placement.alias_of
     return replace(placement, region=bank, offset=offset, alias_of=alias)
+
+
+def plan_arguments(options: "DeploymentOptions") -> dict:
+    """The :func:`plan_memory` keywords a deployment's options set: the one mapping, used by the
+    driver's plan and by the planner the memory transformations try candidates with (two
+    mappings disagreed: automatic tiling planned with concat in place while the final plan
+    honoured ``concat_in_place = false``)."""
+    return {"alignment": options.alignment, "io_in_arena": options.io_in_arena, "reuse": options.reuse,
+            "overlap": options.overlap, "concat_in_place": None if options.concat_in_place else False,
+            "schedule": options.schedule, "time_limit": options.time_limit}
 
 
 def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignment: int = 16,

@@ -33,7 +33,7 @@ from ..kernels import choose_kernels
 from ..options import DeploymentOptions
 from ..passes.base import run_passes
 from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
-from .memory_plan import MemoryPlan, plan_memory
+from .memory_plan import MemoryPlan, plan_arguments, plan_memory
 from .placement import _arena_candidates, _capacities, home_region
 
 if TYPE_CHECKING:   # the transformations are imported when options ask for them (plan start-up)
@@ -98,8 +98,7 @@ def _auto_key(graph: Graph, target, options: DeploymentOptions, limit: int) -> t
                        tuple((v.shape, str(v.dtype)) for v in node.outputs)) for node in graph.nodes)
     return (structure, tuple(v.name for v in graph.inputs), tuple(v.name for v in graph.outputs),
             target.name if target is not None else None, limit, options.tiling_max_overhead, options.tiling_mode,
-            options.alignment, options.io_in_arena, options.reuse, options.overlap, options.schedule,
-            options.time_limit, options.kernels)
+            tuple(sorted(plan_arguments(options).items())), options.kernels)
 
 
 def _auto_tiling(graph: Graph, plan, target, options: DeploymentOptions) -> TilingChoice:
@@ -123,10 +122,8 @@ def _auto_tiling(graph: Graph, plan, target, options: DeploymentOptions) -> Tili
 
 def _planner(target, options: DeploymentOptions):
     def plan(graph: Graph, external: frozenset[str] = frozenset()) -> MemoryPlan:
-        return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels),
-                           alignment=options.alignment, io_in_arena=options.io_in_arena, reuse=options.reuse,
-                           overlap=options.overlap, schedule=options.schedule, external=external,
-                           time_limit=options.time_limit)
+        return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels), external=external,
+                           **plan_arguments(options))
     return plan
 
 
