@@ -119,6 +119,16 @@ class LayerContext:
             raise self.unsupported("data_format channels_first is not supported; build the "
                                    "model with channels_last (the Keras default)")
 
+    def image_input(self, *, float_only: bool = False) -> Value:
+        """The layer's one NHWC image input (``channels_last``, rank 4; float32 when
+        ``float_only``): what every 2-D spatial layer reads."""
+        self.channels_last()
+        x = self.single_input()
+        self.require_rank(x, 4)
+        if float_only:
+            self.check_float(x)
+        return x
+
     def check_float(self, value: Value) -> None:
         if value.dtype != DType.FLOAT32:
             raise self.unsupported(f"input {value.type_str()} is not float32")

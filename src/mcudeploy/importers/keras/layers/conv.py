@@ -44,14 +44,6 @@ def _conv(ctx: LayerContext, x: Value, kernel_hwio: np.ndarray, bias: np.ndarray
     return ctx.add("Conv", [x, weights, bias_value], attrs, suffix=suffix)
 
 
-def _prepare(ctx: LayerContext) -> Value:
-    ctx.channels_last()
-    x = ctx.single_input()
-    ctx.require_rank(x, 4)
-    ctx.check_float(x)
-    return x
-
-
 def _kernel_and_bias(ctx: LayerContext, kernels: int) -> tuple[list[np.ndarray], np.ndarray | None]:
     use_bias = bool(ctx.option("use_bias", True))
     arrays = ctx.weights(kernels + int(use_bias))
@@ -62,7 +54,7 @@ def _kernel_and_bias(ctx: LayerContext, kernels: int) -> tuple[list[np.ndarray],
 
 @converter("Conv2D", "Convolution2D")
 def conv2d(ctx: LayerContext) -> list[Value]:
-    x = _prepare(ctx)
+    x = ctx.image_input(float_only=True)
     (kernel,), bias = _kernel_and_bias(ctx, 1)
     groups = int(ctx.option("groups", 1) or 1)
     if kernel.shape[2] * groups != x.shape[3]:
@@ -79,7 +71,7 @@ def depthwise_as_grouped(kernel: np.ndarray) -> np.ndarray:
 
 @converter("DepthwiseConv2D")
 def depthwise_conv2d(ctx: LayerContext) -> list[Value]:
-    x = _prepare(ctx)
+    x = ctx.image_input(float_only=True)
     (kernel,), bias = _kernel_and_bias(ctx, 1)
     if kernel.shape[2] != x.shape[3]:
         raise ctx.unsupported(f"depthwise kernel {list(kernel.shape)} does not match the "
@@ -90,7 +82,7 @@ def depthwise_conv2d(ctx: LayerContext) -> list[Value]:
 
 @converter("SeparableConv2D", "SeparableConvolution2D")
 def separable_conv2d(ctx: LayerContext) -> list[Value]:
-    x = _prepare(ctx)
+    x = ctx.image_input(float_only=True)
     (depthwise, pointwise), bias = _kernel_and_bias(ctx, 2)
     if depthwise.shape[2] != x.shape[3] or pointwise.shape[:3] != (1, 1, depthwise.shape[2] * depthwise.shape[3]):
         raise ctx.unsupported(f"kernels {list(depthwise.shape)} and {list(pointwise.shape)} do "
@@ -113,7 +105,7 @@ def _transpose_pads(in_size: int, kernel: int, stride: int, same: bool) -> tuple
 
 @converter("Conv2DTranspose", "Convolution2DTranspose")
 def conv2d_transpose(ctx: LayerContext) -> list[Value]:
-    x = _prepare(ctx)
+    x = ctx.image_input(float_only=True)
     (kernel,), bias = _kernel_and_bias(ctx, 1)
     if ctx.option("output_padding") is not None or pair(ctx, "dilation_rate", 1) != (1, 1):
         raise ctx.unsupported("output_padding and dilation_rate are not supported; use the defaults")

@@ -21,17 +21,9 @@ GLOBAL_AVERAGE_POOLS = ("GlobalAveragePooling2D", "GlobalAvgPool2D")
 GLOBAL_MAX_POOLS = ("GlobalMaxPooling2D", "GlobalMaxPool2D")
 
 
-def _spatial_input(ctx: LayerContext) -> Value:
-    ctx.channels_last()
-    x = ctx.single_input()
-    ctx.require_rank(x, 4)
-    ctx.check_float(x)
-    return x
-
-
 @converter(*POOLS)
 def pool_2d(ctx: LayerContext) -> list[Value]:
-    x = _spatial_input(ctx)
+    x = ctx.image_input(float_only=True)
     kernel = pair(ctx, "pool_size", 2)
     strides = pair(ctx, "strides", kernel) if ctx.option("strides") is not None else kernel
     attrs = {"layout": "NHWC", "kernel_shape": kernel, "strides": strides,
@@ -41,7 +33,7 @@ def pool_2d(ctx: LayerContext) -> list[Value]:
 
 @converter(*GLOBAL_AVERAGE_POOLS)
 def global_average_pool_2d(ctx: LayerContext) -> list[Value]:
-    x = _spatial_input(ctx)
+    x = ctx.image_input(float_only=True)
     keepdims = int(bool(ctx.option("keepdims", False)))
     return [ctx.add("ReduceMean", [x], {"axes": (1, 2), "keepdims": keepdims})]
 
@@ -57,7 +49,7 @@ def global_max_pool(ctx: LayerContext, x: Value, output_shape: tuple[int, ...]) 
 
 @converter(*GLOBAL_MAX_POOLS)
 def global_max_pool_2d(ctx: LayerContext) -> list[Value]:
-    x = _spatial_input(ctx)
+    x = ctx.image_input(float_only=True)
     keepdims = bool(ctx.option("keepdims", False))
     shape = (x.shape[0], 1, 1, x.shape[3]) if keepdims else (x.shape[0], x.shape[3])
     return [global_max_pool(ctx, x, shape)]

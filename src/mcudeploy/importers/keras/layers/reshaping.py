@@ -67,18 +67,14 @@ def _two_sides(ctx: LayerContext, key: str) -> tuple[tuple[int, int], tuple[int,
 
 @converter("ZeroPadding2D")
 def zero_padding(ctx: LayerContext) -> list[Value]:
-    ctx.channels_last()
-    x = ctx.single_input()
-    ctx.require_rank(x, 4)
+    x = ctx.image_input()
     (top, bottom), (left, right) = _two_sides(ctx, "padding")
     return [ctx.add("Pad", [x], {"pads": (0, top, left, 0, 0, bottom, right, 0)})]
 
 
 @converter("Cropping2D")
 def cropping(ctx: LayerContext) -> list[Value]:
-    ctx.channels_last()
-    x = ctx.single_input()
-    ctx.require_rank(x, 4)
+    x = ctx.image_input()
     (top, bottom), (left, right) = _two_sides(ctx, "cropping")
     if top + bottom >= x.shape[1] or left + right >= x.shape[2]:
         raise ctx.unsupported(f"cropping {[[top, bottom], [left, right]]} leaves nothing of {x.type_str()}")
@@ -88,9 +84,7 @@ def cropping(ctx: LayerContext) -> list[Value]:
 
 @converter("UpSampling2D")
 def upsampling(ctx: LayerContext) -> list[Value]:
-    ctx.channels_last()
-    x = ctx.single_input()
-    ctx.require_rank(x, 4)
+    x = ctx.image_input()
     size = pair(ctx, "size", 2)
     interpolation = str(ctx.option("interpolation", "nearest"))
     sizes = (x.shape[0], x.shape[1] * size[0], x.shape[2] * size[1], x.shape[3])
