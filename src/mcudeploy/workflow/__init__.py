@@ -9,7 +9,8 @@ Modules: :mod:`.project_keys` (the file's keys, data), :mod:`.project` (checking
 (stage order and results), :mod:`.context` (what the stages share), :mod:`.ladder` (the
 optimisation steps of the search stage), :mod:`.stages_model` / :mod:`.stages_code` (the
 stages), :mod:`.summary` (the results-table row, the report stage), :mod:`.stage_runs` (one
-recorded run per stage), :mod:`.runner` (the order, resume, fallback), :mod:`.progress`.
+recorded run per stage), :mod:`.runner` (the order, resume, fallback); its progress bars are
+:mod:`mcudeploy.progress`'s.
 This stage comes after ``report`` in the pipeline order: it may import every stage before it.
 """
 from .project import PROJECT_FILE, Project, load_project, parse_project

@@ -27,6 +27,7 @@ from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
 from ..driver import deploy
 from ..errors import McuDeployError, ValidationFailed
 from ..options import load_options, options_toml
+from ..progress import progress_bar
 from ..reference.int_executor import run_int
 from ..runs.capture import note_deployment, note_generation
 from ..runs.current import current_run
@@ -43,7 +44,6 @@ from ..validate.generated_code import check_generated_code, random_integer_feeds
 from ..validate.qemu import INSTALL_HINT, TOOLS, board_of, build_board, instructions_from, run_elf
 from .context import DeployContext
 from .ladder import Step, ladder, search_step
-from .progress import progress_bar
 from .records import SKIPPED, StageResult
 from .stages_model import validation_samples
 
@@ -202,16 +202,16 @@ def _on_board(deployment, feeds: dict[str, np.ndarray], engine: str, advance) ->
 def _check(context: DeployContext, deployment, feeds, engine: str):
     count = next(iter(feeds.values())).shape[0]
     if engine == "host":
-        with progress_bar("generated code on the host", None, context.progress):
+        with progress_bar("generated code on the host", None, enabled=context.progress):
             return check_generated_code(deployment, feeds, "host")
-    with progress_bar(f"generated code on {engine}", count + 1, context.progress) as advance:
+    with progress_bar(f"generated code on {engine}", count + 1, enabled=context.progress) as advance:
         return compare_with_reference(deployment, feeds, engine, _on_board(deployment, feeds, engine, advance))
 
 
 def _trustzone(context: DeployContext, deployment, feeds) -> str:
     from ..validate.trustzone import check_trustzone
 
-    with progress_bar("TrustZone images on mps3-an547", None, context.progress):
+    with progress_bar("TrustZone images on mps3-an547", None, enabled=context.progress):
         check = check_trustzone(deployment, feeds)
     if not check.passed:
         raise ValidationFailed(check.describe())

@@ -28,6 +28,7 @@ from ..errors import UsageError, ValidationFailed
 from ..exporters.onnx_qdq import to_onnx_model
 from ..ir import float_nodes, precision
 from ..lint import lint_deployment
+from ..progress import progress_bar
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.quantizer import QuantizationConfig, quantize_model
 from ..quantize.report import to_json as quantization_json
@@ -41,7 +42,6 @@ from ..validate.metrics import class_count
 from ..validate.thresholds import Thresholds
 from .context import DeployContext
 from .ladder import minimal_options
-from .progress import progress_bar
 from .records import SKIPPED, StageFailed, StageResult
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ def validate(context: DeployContext) -> StageResult:
     samples, labels = validation_samples(context, float_graph, quantized)
     thresholds = Thresholds(settings["cosine_min"], settings["top1_min"], settings["top5_min"],
                             settings["accuracy_drop_max"])
-    with progress_bar(f"validating on {samples.count} samples", None, context.progress):
+    with progress_bar(f"validating on {samples.count} samples", None, enabled=context.progress):
         result = validate_models(float_graph, quantized, samples, labels=labels, thresholds=thresholds)
         if not result.passed:   # name the layer where the error jumps
             result = validate_models(float_graph, quantized, samples, labels=labels, thresholds=thresholds,
