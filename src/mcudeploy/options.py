@@ -51,6 +51,8 @@ The file format (every key optional; sections group the keys as users think of t
     [split]                         # graph split: tensors that cross a cut live off chip
     points = ["conv7"]              # cut after these nodes
     auto = true                     # spill long-lived tensors off chip until the arena fits limit
+    levels = true                   # or: cut at every resolution level, spill what crosses,
+                                    # tile each level until it fits (limit: the peak to reach)
     limit = "1M"
     region = "hyperRAM"             # external region (default: the target's largest external RAM)
 
@@ -129,6 +131,7 @@ class DeploymentOptions:
     input_channel_splits: tuple[tuple[str, int], ...] = ()
     split_points: tuple[str, ...] = ()
     split_auto: bool = False
+    split_levels: bool = False
     split_limit: int | None = None
     external_region: str | None = None
 
@@ -198,6 +201,8 @@ OPTION_SPECS: dict[str, OptionSpec] = {spec.field: spec for spec in (
                help="int8 Convs summed over groups of input channels in an int32 accumulator: {node = groups}"),
     OptionSpec("split_points", "split", "points", "strs", help="cut after these nodes; crossing tensors off chip"),
     OptionSpec("split_auto", "split", "auto", "bool", help="spill long-lived tensors off chip until limit"),
+    OptionSpec("split_levels", "split", "levels", "bool",
+               help="cut at every resolution level, spill what crosses, tile each level until it fits on chip"),
     OptionSpec("split_limit", "split", "limit", "size", optional=True),
     OptionSpec("external_region", "split", "region", "str", optional=True,
                help="external region of the spilled tensors (default: the largest external RAM)"),

@@ -23,6 +23,8 @@ instead of searching them again (the record says ``cached``).
 """
 from __future__ import annotations
 
+import logging
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -35,6 +37,8 @@ from ..passes.base import run_passes
 from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
 from .memory_plan import MemoryPlan, plan_arguments, plan_memory
 from .placement import _arena_candidates, _capacities, home_region
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:   # the transformations are imported when options ask for them (plan start-up)
     from .split import SplitChoice
@@ -120,6 +124,44 @@ def _auto_tiling(graph: Graph, plan, target, options: DeploymentOptions) -> Tili
     return choice
 
 
+_LEVELS: OrderedDict[tuple, tuple] = OrderedDict()
+
+
+def _levels(graph: Graph, target, options: DeploymentOptions) -> tuple[TilingChoice, SplitChoice]:
+    """``[split] levels`` (:mod:`.levels`): the levels' table is kept by key like an automatic
+    tiling (the peak asked for is not in the key: trials that only change it re-use the table)."""
+    from ..passes.tile_spatial import total_macc
+    from .levels import choose_levels, measure_levels
+    from .split import given_split
+    from .tiling import given_tiling
+    if not any(r.writable and r.holds_data and not r.on_chip for r in (target.regions if target else ())):
+        raise UsageError(f"[split] levels: target {target.name if target else '(none)'!r} has no external RAM "
+                         "for the tensors that cross the levels; use [tiling] auto, or a target with PSRAM")
+    room = _limit(None, graph, target, options, "split")
+    key = _auto_key(graph, target, options, room)
+    if key not in _LEVELS:
+        started = time.perf_counter()
+        table = measure_levels(graph, _planner(target, replace(options, schedule="file")), limit=room)
+        _LEVELS[key] = (*table, time.perf_counter() - started)
+        while len(_LEVELS) > AUTO_TILING_KEPT:
+            _LEVELS.popitem(last=False)
+    points, levels, copies, table_seconds = _LEVELS[key]
+    if not points:
+        raise UsageError("[split] levels: the graph has no level boundary (no tensor smaller than the ones "
+                         "around it) to cut at; use [split] points or [split] auto")
+    choice = choose_levels(graph, _planner(target, options), points, levels, limit=room, peak=options.split_limit)
+    choice.copies, choice.seconds = copies, choice.seconds + table_seconds
+    before = total_macc(graph)
+    tiling = given_tiling(graph, choice.regions) if choice.regions else None
+    if tiling is not None:
+        tiling.rule, tiling.limit, tiling.arena_after = f"levels: {choice.describe()}", room, choice.arena_after
+        tiling.built, tiling.planned, tiling.seconds = copies, choice.plans, choice.seconds
+    split = given_split(graph, points, tiling.tiled if tiling else [])
+    split.rule, split.given = "levels", points
+    log.info("[split] levels: MACC %d -> %d", before, total_macc(graph))
+    return tiling, split
+
+
 def _planner(target, options: DeploymentOptions):
     def plan(graph: Graph, external: frozenset[str] = frozenset()) -> MemoryPlan:
         return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels), external=external,
@@ -156,6 +198,13 @@ def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> Me
         from ..passes.split_input_channels import SplitInputChannels  # only when asked for (plan start-up)
         run_passes(graph, [SplitInputChannels(dict(options.input_channel_splits))])
         transform.input_channel_splits = dict(options.input_channel_splits)
+    if options.split_levels:
+        given = [name for name, on in (("[tiling] regions", options.tiling_regions), ("[tiling] auto", options.tiling_auto),
+                                       ("[split] points", options.split_points), ("[split] auto", options.split_auto)) if on]
+        if given:
+            raise UsageError(f"[split] levels chooses the tiling and the cuts itself; drop {' and '.join(given)}")
+        transform.tiling, transform.split = _levels(graph, target, options)
+        return transform
     if options.tiling_regions and options.tiling_auto:
         raise UsageError("[tiling]: give regions or auto = true, not both")
     if options.tiling_regions:

@@ -51,6 +51,7 @@ class SplitChoice:
     external: frozenset[str] = frozenset()      # every tensor of the external arena (with tile stores)
     points: tuple[str, ...] = ()
     rule: str = "points"
+    given: tuple[str, ...] = ()                 # the cut points as the user writes them (levels: region ends)
     arena_before: int | None = None
     arena_after: int | None = None
 
@@ -71,7 +72,7 @@ class SplitChoice:
         return parts
 
     def to_json(self) -> dict:
-        return {"rule": self.rule, "points": list(self.points), "tensors": list(self.tensors),
+        return {"rule": self.rule, "points": list(self.points), "given": list(self.given), "tensors": list(self.tensors),
                 "external": sorted(self.external), "arena_before": self.arena_before,
                 "arena_after": self.arena_after}
 
@@ -139,7 +140,7 @@ def given_split(graph: Graph, points: tuple[str, ...], tiled: list[TiledRegion])
     tensors = crossing_tensors(graph, cuts)
     if not tensors:
         raise UsageError(f"[split] points {list(points)}: no tensor crosses these cuts")
-    return SplitChoice(tensors, apply_split(graph, tensors), cuts, "points")
+    return SplitChoice(tensors, apply_split(graph, tensors), cuts, "points", given=tuple(points))
 
 
 def auto_split(graph: Graph, plan: Planner, limit: int) -> SplitChoice:

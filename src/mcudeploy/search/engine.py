@@ -141,7 +141,7 @@ class Search:
         """A SKIP trial when the plan of ``config`` is known and cannot fit (module docstring)."""
         if self.request.backend == VELA:
             return None                   # Vela plans its own memory: no plan to bound
-        if config.get("tiling_auto") or config.get("split_auto"):
+        if config.get("tiling_auto") or config.get("split_auto") or config.get("split_levels"):
             return None                   # their rewrite aims at the region the options allow: the plan differs
         probe = Trial(config, "FAIL")
         known = self.cells.get(probe.cell())

@@ -45,6 +45,7 @@ import numpy as np
 from ..driver import deployable_graph
 from ..errors import McuDeployError
 from ..ir import Graph, precision
+from ..options import OPTION_SPECS
 from ..reference import run_float, run_int
 from .critical import boundary
 from .integer_io import integer_io
@@ -186,13 +187,24 @@ class Fixer:
                  "bytes_exchanged": extra.get("split_bytes_exchanged")}
         details = [f"{key}: {value}" for key, value in sorted(extra.items())
                    if key.startswith(kind) and key not in ("tiling_macc_overhead_percent", "split_bytes_exchanged")]
-        apply = [f"[{section}] auto = true"] + (["[memory] split_arena = true"] if "split_arena" in changes else [])
-        title = (f"{section} auto (trial {trial.index}, found by the search)" if already else
-                 f"{section}: let the pipeline choose ({section} auto)")
+        key = OPTION_SPECS[field].key
+        apply = [f"[{section}] {key} = true"] + (["[memory] split_arena = true"] if "split_arena" in changes else [])
+        if "pinned_split_points" in extra or "pinned_tiling_regions" in extra:
+            apply.append("(or, as found: " + _pinned_lines(extra) + ")")
+        title = (f"{section} {key} (trial {trial.index}, found by the search)" if already else
+                 f"{section}: let the pipeline choose ([{section}] {key})")
         return Fix(kind, title, _gone(trial, MEMORY),
                    {k: v for k, v in price.items() if v is not None}, apply,
                    details + ([] if trial.passed else _left(trial)), trial=trial.index, passes=trial.passed,
                    changes=changes)
+
+    def split(self) -> Fix | None:
+        """The graph split: cut at the levels and tile each one (``[split] levels``), else spill
+        the long-lived tensors (``[split] auto``); the first that removes the memory reasons."""
+        levels = self.stage("split", "split_levels", "split") if self.tiling else None
+        if levels is not None and levels.verified:
+            return levels
+        return self.stage("split", "split_auto", "split") or levels
 
     # -- model changes ----------------------------------------------------------------
     def int8_io(self) -> Fix | None:
@@ -347,6 +359,18 @@ class _Refused(Exception):
     pass
 
 
+def _pinned_lines(extra: dict) -> str:
+    regions = extra.get("pinned_tiling_regions")
+    points = extra.get("pinned_split_points")
+    lines = []
+    if regions:
+        lines.append("[tiling] regions = [" + ", ".join(
+            f'{{start = "{r["start"]}", end = "{r["end"]}", tiles = {r["tiles"]}}}' for r in regions) + "]")
+    if points:
+        lines.append("[split] points = [" + ", ".join(f'"{p}"' for p in points) + "]")
+    return "; ".join(lines)
+
+
 def _resize_command(graph, value, shape: list[int], size: str) -> str:
     """How the user applies a new input size: a float model is re-imported at it; a quantized
     one (its exported Reshapes and Resizes hold the old sizes, so ``--input-shape`` on it is
@@ -434,7 +458,7 @@ def _steps(fixer: Fixer, codes: set[str]) -> list[tuple[str, Callable[[], Fix | 
     if codes & set(MEMORY):
         steps += [("sram_limit", fixer.sram_limit), ("reserve", fixer.reserve), ("int8_io", fixer.int8_io),
                   ("psram", fixer.psram), ("tiling", lambda: fixer.stage("tiling", "tiling_auto", "tiling")),
-                  ("split", lambda: fixer.stage("split", "split_auto", "split")), ("skip_conv", fixer.skip_conv),
+                  ("split", fixer.split), ("skip_conv", fixer.skip_conv),
                   ("resolution", fixer.resolution)]
         steps += [("resolution", lambda: fixer.resolution(tiled=True))] if fixer.tiling else []
     if ALIGNMENT in codes:

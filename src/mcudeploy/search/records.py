@@ -19,6 +19,19 @@ from .reasons import Constraints
 from .space import Space, options_for
 
 
+
+def pin_automatic(options: DeploymentOptions, metrics) -> DeploymentOptions:
+    """``options`` with the automatic tiling / split a trial found replaced by the regions and
+    points it chose (:func:`.trial._pinned`): the same deployment, without the search."""
+    extra = metrics.extra if metrics is not None else {}
+    changes: dict[str, Any] = {}
+    if "pinned_tiling_regions" in extra:
+        changes.update(tiling_regions=extra["pinned_tiling_regions"], tiling_auto=False)
+    if "pinned_split_points" in extra:
+        changes.update(split_points=extra["pinned_split_points"], split_auto=False, split_levels=False, split_limit=None)
+    return options.with_values(**changes) if changes else options
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     target: Any = None                      # name, target file, or Target (None: options.target)
@@ -92,7 +105,16 @@ class SearchResult:
         if self.best is None:
             return None
         base = self.base or self.request.options
-        return base if self.vela is not None else options_for(base, self.best.config)
+        if self.vela is not None:
+            return base
+        return pin_automatic(options_for(base, self.best.config), self.best.metrics)
+
+    def pinned_note(self) -> str:
+        extra = self.best.metrics.extra if self.best is not None and self.best.metrics is not None else {}
+        if "pinned_tiling_regions" not in extra and "pinned_split_points" not in extra:
+            return ""
+        return ("\nthe automatic tiling / split of that trial is written out as [tiling] regions and [split] points, "
+                "so plan and generate replay it without searching again")
 
     def best_toml(self, vela_ini_name: str = "vela.ini") -> str:
         options = self.best_options()
@@ -108,7 +130,8 @@ class SearchResult:
         header = (f"found by: mcudeploy search {self.model} --target {self.target} --objective "
                   f"{self.request.objective} (trial {self.best.index} of {len(self.trials)})\n"
                   f"estimated latency {latency} (executor {self.request.options.executor}); on-chip RAM {metrics.on_chip_bytes} bytes; "
-                  f"external RAM {metrics.external_bytes} bytes; flash {metrics.flash_bytes} bytes")
+                  f"external RAM {metrics.external_bytes} bytes; flash {metrics.flash_bytes} bytes"
+                  + self.pinned_note())
         if self.critical is not None and self.critical.found:
             header += (f"\ncritical sram_limit {self.critical.passing} bytes (one byte less does not fit)"
                        if self.critical.exact else f"\nsram_limit {self.critical.passing} bytes fits, "

@@ -36,14 +36,15 @@ EXPENSIVE_SECONDS = 5.0
 EXPENSIVE_FACTOR = 10.0
 EXPENSIVE_PER_BATCH = 2
 PRIORITY = {
-    "memory": ("schedule", "reuse", "overlap", "concat_in_place", "split_arena", "tiling_auto", "tiling_max_overhead",
-               "split_auto",
-               "alignment", "io_in_arena", "external_activations", "activation_region", "force_cpu", "kernels",
-               "weights"),
+    # memory: the knobs that move the most bytes first - where the weights live (all of their
+    # bytes on or off chip), then the rewrites that bring an activation peak under a bank
+    # (levels, tiling, split), then the fine ones (order, reuse, alignment: a few percent)
+    "memory": ("weights", "split_levels", "split_limit", "tiling_auto", "tiling_max_overhead", "split_auto",
+               "split_arena", "external_activations", "schedule", "reuse", "overlap", "concat_in_place",
+               "alignment", "io_in_arena", "activation_region", "force_cpu", "kernels"),
     "latency": ("activation_region", "weights", "kernels", "split_arena", "external_activations", "force_cpu",
-                "tiling_auto", "tiling_max_overhead", "split_auto", "schedule", "reuse", "overlap", "concat_in_place",
-                "alignment",
-                "io_in_arena"),
+                "tiling_auto", "tiling_max_overhead", "split_auto", "split_levels", "split_limit", "schedule", "reuse",
+                "overlap", "concat_in_place", "alignment", "io_in_arena"),
 }
 PRIORITY["balanced"] = PRIORITY["latency"]
 

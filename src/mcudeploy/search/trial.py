@@ -35,7 +35,7 @@ from .reasons import Constraints, Reason, stored_weight_bytes, trial_reasons, un
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 PLAN_KNOBS = ("schedule", "reuse", "overlap", "concat_in_place", "alignment", "io_in_arena", "kernels",
-              "force_cpu", "tiling_auto", "tiling_max_overhead", "split_auto")
+              "force_cpu", "tiling_auto", "tiling_max_overhead", "split_auto", "split_levels", "split_limit")
 """Knobs the memory plan depends on; the others only choose regions (:mod:`.bounds`)."""
 OFF_CHIP_SHOWN = 12
 
@@ -119,7 +119,23 @@ def _transform_figures(deployment) -> dict[str, Any]:
         figures["split_bytes_exchanged"] = sum(t.bytes for t in getattr(deployment.plan, "transfers", {}).values())
         figures["split_points"] = list(split.get("points", []))
         figures["split_tensors"] = list(split.get("tensors", []))[:8]
+    figures.update(_pinned(transform))
     return figures
+
+
+def _pinned(transform) -> dict[str, Any]:
+    """The automatic choices as the explicit options that replay them (``[tiling] regions``,
+    ``[split] points``), so the search's ``-o`` file deploys without searching again. A split
+    by spilled tensors (``[split] auto``) has no points to write: it stays automatic."""
+    split = transform.split
+    if split is not None and not split.given:
+        return {}
+    pinned: dict[str, Any] = {}
+    if transform.tiling is not None and transform.tiling.rule != "given":
+        pinned["pinned_tiling_regions"] = [region.to_table() for region in transform.tiling.regions]
+    if split is not None and split.rule != "points":
+        pinned["pinned_split_points"] = list(split.given)
+    return pinned
 
 
 def metrics_of(deployment, latency) -> Metrics:

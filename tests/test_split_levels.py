@@ -1,0 +1,93 @@
+"""``[split] levels``: cut at the resolution levels, spill what crosses, tile each level until it
+fits (plan/levels.py), and the search's pinning of what an automatic rule chose."""
+from __future__ import annotations
+
+import pytest
+
+from mcudeploy.driver import deploy
+from mcudeploy.errors import UsageError
+from mcudeploy.options import DeploymentOptions, TilingRegion
+from mcudeploy.plan.levels import find_levels, level_cuts
+from mcudeploy.search.records import pin_automatic
+from mcudeploy.search.trial import Metrics, _pinned
+from tiling_models import assert_same_outputs, random_feeds, unet
+
+LIMIT = 120_000      # U-Net 64: its untiled arena is about 1 MB, each level alone far above this
+
+
+def _options(**values) -> DeploymentOptions:
+    return DeploymentOptions(**{"target": "stm32n6", "external_activations": False, "weights": "flash",
+                                "sram_limit": LIMIT, **values})
+
+
+@pytest.fixture(scope="module")
+def levels_deployment():
+    graph = unet(64)
+    return graph, deploy(graph.copy(), _options(split_levels=True))
+
+
+def test_the_cuts_are_where_the_levels_end():
+    graph = unet(64)
+    names = [graph.nodes[i].name for i in level_cuts(graph)]
+    assert names == ["maxpool_9", "maxpool_18", "maxpool_27", "conv_34", "conv_45", "conv_56"]
+    points, levels = find_levels(graph)
+    assert points == tuple(names) and len(levels) == 7
+    assert (levels[0].start, levels[0].end) == ("conv_3", "maxpool_9")      # the input relayout cannot start one
+
+
+def test_levels_fit_the_limit_and_stay_bit_exact(levels_deployment):
+    graph, deployment = levels_deployment
+    untiled = deploy(graph.copy(), _options(external_activations=True))
+    transform = deployment.memory_transform
+    assert untiled.plan.arena_bytes > 4 * LIMIT
+    assert deployment.fits and deployment.plan.arena_bytes <= LIMIT
+    assert transform.split.rule == "levels" and transform.split.given[0] == "maxpool_9"
+    assert transform.tiling.rule.startswith("levels:") and 0 < transform.tiling.overhead < 0.6
+    assert deployment.plan.external_bytes > 0
+    assert_same_outputs(graph, deployment.graph, random_feeds(graph, 1))
+
+
+def test_a_lower_peak_buys_a_smaller_arena_with_more_macc(levels_deployment):
+    graph, deployment = levels_deployment
+    lower = deploy(graph.copy(), _options(split_levels=True, split_limit=int(0.6 * LIMIT)))
+    assert lower.plan.arena_bytes < deployment.plan.arena_bytes
+    assert lower.memory_transform.tiling.overhead >= deployment.memory_transform.tiling.overhead
+
+
+def test_the_search_pins_the_choice_so_it_replays_without_searching(levels_deployment):
+    graph, deployment = levels_deployment
+    extra = _pinned(deployment.memory_transform)
+    assert extra["pinned_split_points"][0] == "maxpool_9" and extra["pinned_tiling_regions"]
+    pinned = pin_automatic(_options(split_levels=True), Metrics(extra=extra))
+    assert not pinned.split_levels and pinned.tiling_regions and pinned.split_points
+    replay = deploy(graph.copy(), pinned)
+    assert replay.plan.arena_bytes == deployment.plan.arena_bytes
+    assert replay.plan.external_bytes == deployment.plan.external_bytes
+    assert len(replay.graph.nodes) == len(deployment.graph.nodes)
+
+
+def test_a_split_by_tensors_is_not_pinned():
+    graph = unet(64)
+    deployment = deploy(graph, DeploymentOptions(target="stm32n6", split_auto=True, split_limit=300_000,
+                                                 tiling_regions=(TilingRegion("resize_59", "conv_71", 8),)))
+    assert deployment.memory_transform.split.tensors
+    assert _pinned(deployment.memory_transform) == {}
+
+
+@pytest.mark.parametrize("values,message", [
+    (dict(split_levels=True, tiling_auto=True), r"levels chooses the tiling and the cuts itself; drop \[tiling\] auto"),
+    (dict(split_levels=True, split_points=("maxpool_9",)), r"drop \[split\] points"),
+    (dict(split_levels=True, target="stm32h743"), r"stm32h743' has no external RAM"),
+])
+def test_bad_levels_options(values, message):
+    options = {"target": "stm32n6", "sram_limit": LIMIT, **values}
+    with pytest.raises(UsageError, match=message):
+        deploy(unet(64), DeploymentOptions(**options))
+
+
+@pytest.mark.slow
+def test_levels_code_is_bit_exact_on_the_host(levels_deployment):
+    from test_tiling_codegen import assert_c_matches_untiled
+    graph, _ = levels_deployment
+    deployment, _ = assert_c_matches_untiled(graph, _options(split_levels=True), random_feeds(graph, 1), "host")
+    assert deployment.plan.transfers
