@@ -19,7 +19,6 @@ from .reasons import Constraints
 from .space import Space, options_for
 
 
-
 def pin_automatic(options: DeploymentOptions, metrics) -> DeploymentOptions:
     """``options`` with the automatic tiling / split a trial found replaced by the regions and
     points it chose (:func:`.trial._pinned`): the same deployment, without the search."""
