@@ -79,6 +79,7 @@ class Level:
     end: str
     first: str               # the part's first and last nodes (the span may be shorter)
     last: str
+    part: int = 0            # index of its part among the cuts' parts (a part with no tilable span has no level)
     counts: list[LevelCount] = field(default_factory=list)
     untiled_need: int = 0
 
@@ -162,11 +163,11 @@ def find_levels(graph: Graph) -> tuple[tuple[str, ...], list[Level]]:
     cuts = level_cuts(graph)
     bounds = [-1, *cuts, len(graph.nodes) - 1]
     levels = []
-    for before, last in zip(bounds, bounds[1:]):
+    for part, (before, last) in enumerate(zip(bounds, bounds[1:])):
         members = graph.nodes[before + 1:last + 1]
         span = _span(graph, members) if members else None
         if span is not None:
-            levels.append(Level(span[0], span[1], members[0].name, members[-1].name))
+            levels.append(Level(span[0], span[1], members[0].name, members[-1].name, part))
     return tuple(graph.nodes[i].name for i in cuts), levels
 
 
@@ -209,11 +210,7 @@ class _Table:
         for index in kept:
             level = self.levels[index]
             record: TiledRegion = records[level.start]
-            part = self._part(copy, split.points, record)
-            level.counts.append(LevelCount(count, needs[part], record.macc_after - record.macc_before))
-
-    def _part(self, graph: Graph, cuts: tuple[str, ...], record: TiledRegion) -> int:
-        return part_of(graph, cuts, record.concats[-1] if record.concats else record.region.end)
+            level.counts.append(LevelCount(count, needs[level.part], record.macc_after - record.macc_before))
 
     def untiled(self) -> None:
         from .split import given_split
@@ -221,7 +218,7 @@ class _Table:
         split = given_split(copy, self.points, [])
         needs = [part.on_chip_peak for part in split.parts(copy, self.plan(copy, split.external))]
         for level in self.levels:
-            level.untiled_need = needs[part_of(copy, split.points, level.end)]
+            level.untiled_need = needs[level.part]
             level.counts.append(LevelCount((1, 1), level.untiled_need, 0))
 
 
@@ -271,7 +268,10 @@ def choose_levels(graph: Graph, plan: Planner, points: tuple[str, ...], levels: 
         if result.arena_bytes <= target_peak:
             break
         step, _ = result.peak_step()
-        hot = part_of(copy, split.points, result.order[step])
+        part = part_of(copy, split.points, result.order[step])
+        hot = next((i for i, level in enumerate(levels) if level.part == part), None)
+        if hot is None:
+            break                                   # the peak is in a part nothing can tile
         ceilings[hot] = min(ceilings[hot], next(c.need for c in levels[hot].counts if c.count == picks[hot][0].count) - 1)
     choice.seconds = time.perf_counter() - started
     log.info("levels: %s (%d plan(s), %.1f s)", choice.describe(), choice.plans, choice.seconds)

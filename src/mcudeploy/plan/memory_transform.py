@@ -125,6 +125,7 @@ def _auto_tiling(graph: Graph, plan, target, options: DeploymentOptions) -> Tili
 
 
 _LEVELS: OrderedDict[tuple, tuple] = OrderedDict()
+TABLE_TIME_LIMIT = 1.0
 
 
 def _levels(graph: Graph, target, options: DeploymentOptions) -> tuple[TilingChoice, SplitChoice]:
@@ -141,7 +142,10 @@ def _levels(graph: Graph, target, options: DeploymentOptions) -> tuple[TilingCho
     key = _auto_key(graph, target, options, room)
     if key not in _LEVELS:
         started = time.perf_counter()
-        table = measure_levels(graph, _planner(target, replace(options, schedule="file")), limit=room)
+        # the table's plans rank tile counts; a second of allocator search each is enough (the
+        # choice is then planned with the deployment's own settings)
+        quick = replace(options, schedule="file", time_limit=min(options.time_limit, TABLE_TIME_LIMIT))
+        table = measure_levels(graph, _planner(target, quick), limit=room)
         _LEVELS[key] = (*table, time.perf_counter() - started)
         while len(_LEVELS) > AUTO_TILING_KEPT:
             _LEVELS.popitem(last=False)

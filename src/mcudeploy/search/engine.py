@@ -10,7 +10,9 @@
    (:mod:`.space`) is built from it (nodes the NPU refuses become ``force_cpu`` candidates).
 3. **Explore** (:mod:`.strategy`) in batches until the budget, ``EXPLORE_SHARE`` of the time
    (the rest is for step 4 or 5; a fix not started within the time says so) or the space runs
-   out. Before a batch runs, each configuration whose plan is already known (same plan knobs
+   out. With ``-j 1`` the time is checked before every trial, and a configuration whose
+   expensive knob values took longer than the time left (an automatic tiling of a large model)
+   is not started, and the log says so. Before a batch runs, each configuration whose plan is already known (same plan knobs
    as a trial run, :data:`.trial.PLAN_KNOBS`; never with automatic tiling or graph split, whose
    rewrites aim at the region the options allow) is checked against its pool
    (:mod:`.bounds`): when the plan's lower bound exceeds every byte the configuration lets
@@ -203,8 +205,41 @@ class Search:
                 else:
                     runnable.append(config)
             runnable = runnable[:left] if left is not None else runnable
-            for trial in self.runner.run(runnable):
-                self._record(trial, "explore")
+            if request.jobs > 1:
+                for trial in self.runner.run(runnable):
+                    self._record(trial, "explore")
+            elif not self._run_within_time(runnable, proposer):
+                break
+
+    def _explore_deadline(self) -> float | None:
+        limit = self.request.time_limit
+        return None if limit is None else limit * EXPLORE_SHARE
+
+    def _run_within_time(self, configs: list[dict], proposer: Proposer) -> bool:
+        """Run ``configs`` one by one (``-j 1``); a configuration expected to end past the
+        exploration's share of ``--time`` (the mean of the trials sharing its expensive knob
+        values, :meth:`.strategy.Proposer.expensive_values`) is not started, and said. False
+        when the exploration's time is spent."""
+        deadline = self._explore_deadline()
+        for config in configs:
+            if deadline is not None and self._elapsed() > deadline:
+                return False
+            expected = self._expected_seconds(config, proposer)
+            if deadline is not None and expected is not None and self._elapsed() + expected > deadline:
+                changed = ", ".join(f"{k} = {describe_value(v)}" for k, v in sorted(config.items())
+                                    if self.trials and self.trials[0].config.get(k) != v)
+                self.log.note(f"not run: {{ {changed} }} would take about {expected:.0f} s, past the exploration's "
+                              f"{deadline:.0f} s of --time")
+                continue
+            self._record(next(iter(self.runner.run([config]))), "explore")
+        return True
+
+    def _expected_seconds(self, config: dict, proposer: Proposer) -> float | None:
+        expensive = [(k, v) for k, v in proposer.expensive_values(self.trials) if config.get(k) == v]
+        if not expensive:
+            return None
+        times = [t.seconds for t in self.trials if t.seconds and all(t.config.get(k) == v for k, v in expensive)]
+        return sum(times) / len(times) if times else None
 
     def critical_limit(self, best: Trial):
         """Bisection of ``sram_limit`` for ``best`` (module docstring, step 4)."""
@@ -212,11 +247,15 @@ class Search:
         high = self.base.sram_limit if self.base.sram_limit is not None else max(on_chip, default=0)
         self.log.note(f"critical SRAM limit of trial {best.index}: bisection over sram_limit in [0, {high}] bytes")
         return boundary(range(0, high + 1), lambda limit: self.run_one(
-            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"), stop=self.out_of_time)
+            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"),
+            stop=lambda: self.out_of_time(best.seconds))
 
-    def out_of_time(self) -> bool:
-        """The time budget (``--time``) is spent: bisections stop with the bracket they have."""
-        return self.request.time_limit is not None and self._elapsed() > self.request.time_limit
+    def out_of_time(self, next_trial_seconds: float = 0.0) -> bool:
+        """The time budget (``--time``) is spent, or would be by a trial of
+        ``next_trial_seconds`` (a bisection step of a configuration that tiles costs about what
+        its trial did): bisections stop with the bracket they have."""
+        limit = self.request.time_limit
+        return limit is not None and self._elapsed() + next_trial_seconds > limit
 
     def run(self) -> SearchResult:
         request = self.request
