@@ -70,7 +70,11 @@ def print_report(result: ValidationResult, console: Console | None = None) -> No
     console.print(_checks_table(result))
     if result.layers is not None:
         console.print(_layers_table(result))
-        jump = result.layers.first_jump
+        layers = result.layers
+        console.print(f"{len(layers.layers)} of the {layers.deployed_layers} deployed layers compared"
+                      + (f"; without a float tensor: {', '.join(name[-40:] for name in layers.not_compared)}"
+                         if layers.not_compared else ""), markup=False)
+        jump = layers.first_jump
         console.print(f"first jump: {jump}" if jump else "first jump: none")
     if result.hint:
         console.print(f"[yellow]hint:[/yellow] {escape(printable(result.hint))}", markup=True)
