@@ -7,6 +7,8 @@ without ``FoldPads`` made ``validate`` report 71 layers beside ``generate``'s 70
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,7 @@ from mcudeploy.quantize.quantizer import QuantizationConfig, quantize_model
 from mcudeploy.runs.payload import graph_layer_rows, validation_sections
 from mcudeploy.validate.compare import integer_form, validate_models
 from mcudeploy.validate.data import random_samples
+from mcudeploy.workflow.stages_model import _round_trip
 
 MOBILENET = "onnx/mobilenetv2_0.5_128.onnx"
 
@@ -32,7 +35,7 @@ def _quantized_file(folder: str):
     path = f"{folder}/mobilenetv2_int8.onnx"
     with open(path, "wb") as handle:
         handle.write(to_onnx_model(outcome.graph).SerializeToString())
-    return float_graph, path
+    return float_graph, path, outcome.graph
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +45,7 @@ def mobilenet(tmp_path_factory):
 
 @pytest.mark.slow
 def test_validate_generate_and_report_count_the_same_layers(mobilenet):
-    float_graph, path = mobilenet
+    float_graph, path, _ = mobilenet
     deployment = deploy(path)
     deployed = [node.name for node in deployment.graph.nodes]
     compared_graph = integer_form(load_graph(path))
@@ -65,10 +68,23 @@ def test_validate_generate_and_report_count_the_same_layers(mobilenet):
 
 
 def test_integer_form_leaves_its_argument_and_refuses_a_float_model(mobilenet):
-    float_graph, path = mobilenet
+    float_graph, path, _ = mobilenet
     loaded = load_graph(path)
     before = [node.name for node in loaded.nodes]
     integer_form(loaded)
     assert [node.name for node in loaded.nodes] == before
     with pytest.raises(UsageError, match="not quantized"):
         integer_form(float_graph)
+
+
+@pytest.mark.slow
+def test_the_deploy_workflow_deploys_the_file_it_wrote(mobilenet):
+    """The quantize stage hands the later stages the file's graph (what ``generate`` on the file
+    and a resumed ``deploy --from search`` read), not the graph in memory, whose round trip
+    through the ONNX QDQ file differs by a layout Reshape."""
+    _, path, in_memory = mobilenet
+    graph, precisions = _round_trip(in_memory, Path(path))
+    assert precisions == {"graph_precision": "integer", "file_precision": "integer"}
+    deployed = [node.name for node in deploy(graph).graph.nodes]
+    assert deployed == [node.name for node in deploy(path).graph.nodes]
+    assert len(deployed) != len(deploy(in_memory).graph.nodes)      # the case that differed
