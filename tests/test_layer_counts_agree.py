@@ -7,10 +7,12 @@ without ``FoldPads`` made ``validate`` report 71 layers beside ``generate``'s 70
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from conftest import shared_model
 from mcudeploy.driver import deploy, load_graph
@@ -18,6 +20,7 @@ from mcudeploy.errors import UsageError
 from mcudeploy.exporters.onnx_qdq import to_onnx_model
 from mcudeploy.ir import verify
 from mcudeploy.quantize.quantizer import QuantizationConfig, quantize_model
+from mcudeploy.report.validation_render import print_report
 from mcudeploy.runs.payload import graph_layer_rows, validation_sections
 from mcudeploy.validate.compare import integer_form, validate_models
 from mcudeploy.validate.data import random_samples
@@ -65,6 +68,9 @@ def test_validate_generate_and_report_count_the_same_layers(mobilenet):
     _, rows = validation_sections(result)
     assert [row["name"] for row in rows] == deployed
     assert [row["name"] for row in graph_layer_rows(deployment.graph)] == deployed
+    printed = io.StringIO()
+    print_report(result, Console(file=printed, width=400))
+    assert f"{len(compared)} of the {len(deployed)} deployed layers compared" in printed.getvalue()
 
 
 def test_integer_form_leaves_its_argument_and_refuses_a_float_model(mobilenet):
