@@ -19,11 +19,11 @@ from mcudeploy.cli.main import main
 from mcudeploy.errors import UsageError
 from mcudeploy.options import DeploymentOptions, load_options
 from mcudeploy.targets import load_target
+from mcudeploy.validate.qemu import qemu_engine
 from mcudeploy.workflow import STAGES, load_project, parse_project, stage_runs
 from mcudeploy.workflow.context import DeployContext
 from mcudeploy.workflow.ladder import ladder, minimal_options
 from mcudeploy.workflow.records import OK, SKIPPED, StageResult
-from mcudeploy.workflow.stages_code import qemu_engine
 from mcudeploy.workflow.summary import results_row
 
 MODEL = "mlperf_tiny/fc_autoencoder_float.tflite"

@@ -225,7 +225,7 @@ def resize(runtime, node, params, inputs, out):
     _call(runtime, node, None, _params(node, params), *itemsize, dims(x.shape), x, out_dims(out), out)
 
 
-# -- kernels added for issue 15 (binary_more.c, reduce.c, gather.c, unary_math.c) --------------
+# -- kernels added for issue 15 (binary_math.c, reduce.c, gather.c, unary_math.c) --------------
 @runner("Max", "Min")
 def max_or_min(runtime, node, params, inputs, out):
     _call(runtime, node, None, dims(inputs[0].shape), inputs[0], dims(inputs[1].shape), inputs[1],

@@ -30,11 +30,10 @@ from ..reference.int_executor import run_int
 from ..report.console import make_console
 from ..runs.capture import note_deployment, note_estimate, note_generation
 from ..validate.data import _read_file, check_arrays  # _read_file: the .npz/.npy key matching
+from ..validate.size_report import SIZE_BOARD, size_core, size_report
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
-
-CORES = ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +57,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="write into a folder that holds files mcudeploy did not write (they are kept)")
     parser.add_argument("--size-report", action="store_true",
                         help="build for --core with arm-none-eabi-gcc -Os and report Flash / RAM per module")
-    parser.add_argument("--core", choices=CORES, help="core of --size-report (default: the target's, "
+    parser.add_argument("--core", choices=tuple(SIZE_BOARD), help="core of --size-report (default: the target's, "
                         "else cortex-m4)")
 
 
@@ -74,10 +73,7 @@ def load_test_vectors(path: Path, graph) -> TestVectors:
 
 
 def _core(args: argparse.Namespace, target) -> str:
-    if args.core:
-        return args.core
-    name = target.core.name.lower() if target is not None else ""
-    return next((core for core in CORES if core.split("-")[1] in name), "cortex-m4")
+    return args.core or size_core(target.core if target is not None else None)
 
 
 def _print_sizes(report, core: str) -> None:
@@ -132,7 +128,6 @@ def run(args: argparse.Namespace) -> int:
     if args.size_report:
         with phase("size report (cross-compiling with arm-none-eabi-gcc)"):
             core = _core(args, deployment.target)
-            from ..validate.size_report import size_report
             report = size_report(args.output, core)
         _print_sizes(report, core)
     return 0

@@ -44,7 +44,7 @@ def _show(target: Target, console: Console) -> None:
     core = target.core
     console.print(f"[bold]{escape(target.name)}[/bold]: {escape(target.description)}", markup=True)
     console.print(f"source: {target.source}; references: {'; '.join(target.references) or '-'}")
-    console.print(f"core: {core.name} {core.clock_hz / 1e6:g} MHz, FPU {core.fpu}, "
+    console.print(f"core: {core.name} ({core.arch or 'architecture unknown'}) {core.clock_hz / 1e6:g} MHz, FPU {core.fpu}, "
                   f"DSP {'yes' if core.dsp else 'no'}, MVE {core.mve}; layout {target.layout}")
     if target.npu is not None:
         npu = target.npu

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Graph, Value, get_op
-from . import kernel_ops, kernel_ops_accumulate, kernel_ops_data, kernel_ops_more  # noqa: F401  (register the emitters)
+from . import kernel_ops, kernel_ops_accumulate, kernel_ops_data, kernel_ops_math  # noqa: F401  (register the emitters)
 from .c_literals import c_float, c_type
 from .identifiers import IdentifierTable, clean, comment_text, string_literal
 from .kernel_calls import CallContext, ConstArray, KernelCall, emit_call

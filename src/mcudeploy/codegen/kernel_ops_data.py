@@ -1,8 +1,9 @@
 """Emitters of :mod:`.kernel_calls` for quantize / dequantize / requantize and the data
-movement kernels (reshape, transpose, slice, pad, concat, resize). Functions and struct
+movement kernels (reshape, transpose, slice, pad, concat, resize, gather, tile / expand). Functions and struct
 fields come from :mod:`.kernel_table`, which ``runtime/tests/c_runners.py`` reads too."""
 from __future__ import annotations
 
+from ..errors import UnsupportedError
 from .kernel_calls import CallContext, KernelCall, c_initializer, emitter, kernel_function, params_itemsize_in_out_call
 from .kernel_table import concat_quants, suffix
 
@@ -66,3 +67,28 @@ def resize(context: CallContext, call: KernelCall) -> None:
     itemsize = f"{x.dtype.itemsize}, " if node.attrs["mode"] == "nearest" else ""   # nearest moves any type
     call.call = (f"{kernel_function(node)}(NULL, {params}, {itemsize}{in_dims}, {context.pointer(x)}, "
                  f"{out_dims}, {context.pointer(y)})")
+
+
+def _indices(context: CallContext, call: KernelCall) -> str:
+    """The C expression of Gather's int32 indices: an int32 tensor (constant or computed),
+    or the values of an int64 constant copied to an int32 array."""
+    indices = context.node.inputs[1]
+    if indices.const is not None and str(indices.dtype) != "int32":
+        return context.int_array(call, "indices", indices.const, "gather indices")
+    if str(indices.dtype) != "int32":
+        raise UnsupportedError(f"node {context.node.name!r} (Gather): computed {indices.dtype} indices have "
+                               "no C kernel (the runtime reads int32 indices)")
+    return context.pointer(indices)
+
+
+@emitter("Gather", sources=("gather.c",))
+def gather(context: CallContext, call: KernelCall) -> None:
+    node = context.node
+    x, y = node.inputs[0], node.outputs[0]
+    params = context.params_ref(call)
+    call.call = (f"{kernel_function(node)}(NULL, {params}, {x.dtype.itemsize}, "
+                 f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, {node.inputs[1].size}, "
+                 f"{_indices(context, call)}, {context.pointer(y)})")
+
+
+emitter("Tile", "Expand", sources=("gather.c",))(params_itemsize_in_out_call)   # Expand: a Tile by out / in

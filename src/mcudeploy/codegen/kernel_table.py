@@ -2,7 +2,7 @@
 it passes, field by field in the order of ``runtime/include/mcu_runtime.h``.
 
 Written once and read twice: the code generator (:mod:`.kernel_ops`, :mod:`.kernel_ops_data`,
-:mod:`.kernel_ops_more`) prints each :class:`Struct` as a C initialiser, and the runtime's
+:mod:`.kernel_ops_math`) prints each :class:`Struct` as a C initialiser, and the runtime's
 bit-exact ctypes tests (``runtime/tests/c_runners.py``) build the same struct with ctypes and
 call the same function. A field order that drifts from the header therefore breaks both the
 generated code and the tests, never only one of them.

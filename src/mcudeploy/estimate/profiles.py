@@ -7,7 +7,6 @@ instruction factors and CPI per code class); :func:`runtime_profile` gives a
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -15,6 +14,7 @@ from functools import lru_cache
 from ..errors import UsageError
 from ..package_data import package_folder
 from ..targets import Core, TargetError
+from ..targets.model import core_key
 
 CODE_CLASSES = ("scalar", "dsp", "mve")
 
@@ -99,8 +99,7 @@ def _core_names() -> dict[str, str]:
 
 
 def _normal(name: str) -> str:
-    text = re.sub(r"[-_ ]?class$", "", name.strip().lower())
-    return re.sub(r"(?<=\d)f$", "", text)      # Cortex-M4F -> cortex-m4
+    return core_key(name)      # Cortex-M4F -> cortex-m4, Cortex-M55-class -> cortex-m55
 
 
 def core_model(core: Core, source: str = "") -> CoreModel:

@@ -34,7 +34,7 @@ def _nearest(node: Node) -> bool:
 # variant name -> op -> does the variant's C function honour out c_stride for this node
 STRIDED_OUTPUT: dict[str, dict[str, Callable[[Node], bool]]] = {
     # conv.c (conv2d and depthwise, s8 and s16 share one core), pool.c, resize.c (nearest),
-    # elementwise.c (Add / Sub / Mul; not binary_more.c's Max / Min / SquaredDifference)
+    # elementwise.c (Add / Sub / Mul; not binary_math.c's Max / Min / SquaredDifference)
     "reference": {"Conv": _integer_output, "MaxPool": _integer_output, "AveragePool": _integer_output,
                   "Resize": _nearest, "Add": _integer_output, "Sub": _integer_output, "Mul": _integer_output},
     "dsp-conv": {"Conv": _int8_output},

@@ -61,6 +61,14 @@ def _layers_table(result: ValidationResult) -> Table:
     return table
 
 
+def _not_compared(names: list[str], shown: int = 4) -> str:
+    """``"; without a float tensor: a, b and 2 more"`` (empty when every layer was compared)."""
+    if not names:
+        return ""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"; without a float tensor: {', '.join(names[:shown])}{more}"
+
+
 def print_report(result: ValidationResult, console: Console | None = None) -> None:
     console = console or make_console()
     console.print(f"float model:     {result.float_model}")
@@ -70,7 +78,10 @@ def print_report(result: ValidationResult, console: Console | None = None) -> No
     console.print(_checks_table(result))
     if result.layers is not None:
         console.print(_layers_table(result))
-        jump = result.layers.first_jump
+        layers = result.layers
+        console.print(f"{len(layers.layers)} of the {layers.deployed_layers} deployed layers compared"
+                      + _not_compared(layers.not_compared), markup=False)
+        jump = layers.first_jump
         console.print(f"first jump: {jump}" if jump else "first jump: none")
     if result.hint:
         console.print(f"[yellow]hint:[/yellow] {escape(printable(result.hint))}", markup=True)

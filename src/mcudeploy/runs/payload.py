@@ -148,8 +148,10 @@ def validation_sections(result) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
     section = to_dict(result)
     rows = []
-    if result.layers is not None:
-        rows = [{"name": layer.node, "op": layer.op, "cosine": layer.cosine, "sqnr_db": layer.sqnr_db,
-                 "max_abs_error": layer.max_abs_error, "drop_db": layer.drop_db}
-                for layer in result.layers.layers]
+    if result.layers is not None:   # every deployed layer in order, the compared ones with their errors
+        compared = {layer.node: {"cosine": layer.cosine, "sqnr_db": layer.sqnr_db,
+                                 "max_abs_error": layer.max_abs_error, "drop_db": layer.drop_db}
+                    for layer in result.layers.layers}
+        deployed = result.layers.deployed or tuple((layer.node, layer.op) for layer in result.layers.layers)
+        rows = [{"name": node, "op": op, **compared.get(node, {})} for node, op in deployed]
     return section, clean(rows)

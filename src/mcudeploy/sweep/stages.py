@@ -28,7 +28,6 @@ from .context import CellContext
 StageFunction = Callable[[CellContext], dict[str, Any]]
 STAGES: dict[str, StageFunction] = {}
 SEED = 0
-ARMV8M_CORES = ("23", "33", "35", "52", "55", "85")   # Cortex-M numbers of the Armv8-M architecture
 
 
 def stage(name: str):
@@ -210,18 +209,10 @@ def generate(context: CellContext) -> dict[str, Any]:
     return {"files": len(files), "source_bytes": sum(len(text.encode("utf-8")) for text in files.values())}
 
 
-def qemu_engine(target) -> str:
-    """``qemu-m55`` (mps3-an547) for an Armv8-M core, else ``qemu-m4`` (mps2-an386)."""
-    import re
-
-    number = re.search(r"M(\d+)", target.core.name, re.I) if target is not None else None
-    return "qemu-m55" if number and number.group(1) in ARMV8M_CORES else "qemu-m4"
-
-
 @stage("qemu")
 def qemu(context: CellContext) -> dict[str, Any]:
     from ..validate.generated_code import check_generated_code, random_integer_feeds
-    from ..validate.qemu import INSTALL_HINT, TOOLS
+    from ..validate.qemu import INSTALL_HINT, TOOLS, qemu_engine
 
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:

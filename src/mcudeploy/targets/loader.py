@@ -10,7 +10,9 @@ The file format, documented for users in ``docs/targets.md``::
     input_spatial_multiple = 1        # model input H, W must be multiples of this
     regions_from = "board.mpool"      # optional: take [[regions]] from an ST memory-pool file
 
-    [core]      name, clock_mhz, fpu = none|single|double, dsp, mve = none|integer|float,
+    [core]      name, clock_mhz, arch = armv6m|armv7m|armv7em|armv8m.base|armv8m.main|
+                armv8.1m.main (default: the known architecture of the named core),
+                fpu = none|single|double, dsp, mve = none|integer|float,
                 icache_bytes, dcache_bytes, active_power_mw            (the last three: estimator)
     [npu]       name, clock_mhz, ops_per_cycle or tops, ops (IR op names), dtypes,
                 channel_alignment, strict_channel_alignment, max_kernel, max_stride,
@@ -27,7 +29,9 @@ The file format, documented for users in ``docs/targets.md``::
 Every check names the file and the key: unknown or missing keys, wrong types, zero or
 negative sizes and clocks, NaN / infinite numbers, integers beyond 2**64, region names
 that are not C / linker identifiers, overlapping regions, NPU ops that are not IR ops
-(:func:`mcudeploy.ir.all_ops`), dtypes that are not IR dtypes.
+(:func:`mcudeploy.ir.all_ops`), dtypes that are not IR dtypes, extensions the core's
+architecture does not have (DSP on Armv6-M / Armv7-M / Armv8-M Baseline, MVE before
+Armv8.1-M).
 """
 from __future__ import annotations
 
@@ -41,9 +45,13 @@ from ..text_inputs import parse_toml, read_text
 from .memory_pools import load_memory_pools
 from .model import (
     ACCESS_MODES,
+    ARCHITECTURES,
+    CORE_ARCHITECTURES,
+    DSP_ARCHITECTURES,
     FPU_KINDS,
     LAYOUTS,
     MEMORY_KINDS,
+    MVE_ARCHITECTURES,
     MVE_KINDS,
     SECURITY_ATTRIBUTES,
     Core,
@@ -52,6 +60,7 @@ from .model import (
     Target,
     TargetError,
     check_regions,
+    core_key,
 )
 from .schema import Field, check_identifier, check_table
 
@@ -68,6 +77,7 @@ TABLES = ("core", "npu", "regions")
 CORE_FIELDS = [
     Field("name", "str", help="e.g. \"Cortex-M7\""),
     Field("clock_mhz", "float", minimum=1, help="core clock in MHz"),
+    Field("arch", "str", "", ARCHITECTURES, help="Arm M-profile architecture, e.g. \"armv7em\""),
     Field("fpu", "str", "none", FPU_KINDS),
     Field("dsp", "bool", False),
     Field("mve", "str", "none", MVE_KINDS),
@@ -188,8 +198,21 @@ def parse_target(text: str, source: str, folder: Path) -> Target:
 
 def _core(table: Any, source: str) -> Core:
     values = check_table(table, CORE_FIELDS, "[core]", source)
+    arch = values["arch"] or CORE_ARCHITECTURES.get(core_key(values["name"]), "")
+    _check_extensions(arch, values, source)
     return Core(values["name"], values["clock_mhz"] * 1e6, values["fpu"], values["dsp"],
-                values["mve"], **{key: values[key] for key in ESTIMATOR_KEYS["core"]})
+                values["mve"], **{key: values[key] for key in ESTIMATOR_KEYS["core"]}, arch=arch)
+
+
+def _check_extensions(arch: str, values: dict[str, Any], source: str) -> None:
+    """The DSP extension and MVE only where the architecture has them (an unknown one: any)."""
+    where = f"{source}: [core] {values['name']!r} ({arch})"
+    if arch and values["dsp"] and arch not in DSP_ARCHITECTURES:
+        raise TargetError(f"{where}: dsp = true, but {arch} has no DSP extension (it needs "
+                          f"{', '.join(DSP_ARCHITECTURES)}); set dsp = false or correct 'arch'")
+    if arch and values["mve"] != "none" and arch not in MVE_ARCHITECTURES:
+        raise TargetError(f"{where}: mve = {values['mve']!r}, but the M-profile Vector Extension needs "
+                          f"{', '.join(MVE_ARCHITECTURES)}; set mve = \"none\" or correct 'arch'")
 
 
 def _npu(table: Any, source: str) -> Npu:

@@ -30,6 +30,28 @@ FPU_KINDS = ("none", "single", "double")
 MVE_KINDS = ("none", "integer", "float")
 """Arm M-profile Vector Extension (Helium): absent, integer-only, or integer + float."""
 LAYOUTS = ("NHWC", "NCHW")
+ARCHITECTURES = ("armv6m", "armv7m", "armv7em", "armv8m.base", "armv8m.main", "armv8.1m.main")
+"""Arm M-profile architectures (GCC's ``-march`` spelling without ``-``): Armv6-M (Cortex-M0 /
+M0+ / M1), Armv7-M (M3), Armv7E-M (M4, M7: with the DSP extension), Armv8-M Baseline (M23),
+Armv8-M Mainline (M33, M35P), Armv8.1-M Mainline (M52, M55, M85: the only one with MVE)."""
+ARMV8M_ARCHITECTURES = ("armv8m.base", "armv8m.main", "armv8.1m.main")
+DSP_ARCHITECTURES = ("armv7em", "armv8m.main", "armv8.1m.main")   # where the DSP extension can exist
+MVE_ARCHITECTURES = ("armv8.1m.main",)
+CORE_ARCHITECTURES = {
+    "cortex-m0": "armv6m", "cortex-m0+": "armv6m", "cortex-m1": "armv6m", "cortex-m3": "armv7m",
+    "cortex-m4": "armv7em", "cortex-m7": "armv7em", "cortex-m23": "armv8m.base", "cortex-m33": "armv8m.main",
+    "cortex-m35p": "armv8m.main", "cortex-m52": "armv8.1m.main", "cortex-m55": "armv8.1m.main",
+    "cortex-m85": "armv8.1m.main",
+}
+"""The architecture of each Arm core by its :func:`core_key`: what a target file that names a
+known core without ``arch`` gets (Arm's Technical Reference Manuals). Data, not a pattern."""
+
+
+def core_key(name: str) -> str:
+    """A core name as the tables key it: lower case, without a ``-class`` suffix or the ``F``
+    (FPU) of ``Cortex-M4F``: ``"Cortex-M55-class"`` -> ``"cortex-m55"``."""
+    text = name.strip().lower().removesuffix("class").rstrip("-_ ")
+    return text[:-1] if text.endswith("f") and text[-2:-1].isdigit() else text
 
 
 class TargetError(UsageError):
@@ -39,7 +61,9 @@ class TargetError(UsageError):
 
 @dataclass(frozen=True)
 class Core:
-    """The CPU core of a target."""
+    """The CPU core of a target: its architecture (:data:`ARCHITECTURES`, "" when not an Arm
+    M-profile core mcudeploy knows) and its extensions (FPU, DSP, MVE), declared per core: code
+    that depends on the instruction set reads these fields, never the name."""
     name: str
     clock_hz: float
     fpu: str = "none"
@@ -48,10 +72,16 @@ class Core:
     icache_bytes: int = 0        # L1 caches (Cortex-M7 / M55); 0 = none
     dcache_bytes: int = 0
     active_power_mw: float = 0.0  # 0 = unknown (no energy estimate)
+    arch: str = ""
 
     @property
     def has_float(self) -> bool:
         return self.fpu != "none"
+
+    @property
+    def armv8m(self) -> bool:
+        """An Armv8-M core (Baseline, Mainline or Armv8.1-M): runs on the Armv8.1-M QEMU board."""
+        return self.arch in ARMV8M_ARCHITECTURES
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Float model vs quantized model on the same samples: the ``mcudeploy validate`` stage.
 
-Input: the float graph, the quantized graph (full integer or mixed; a QDQ graph is converted
-first), :class:`~.data.Samples` for the float model's inputs and optional labels. Steps:
+Input: the float graph, the quantized graph (full integer, mixed or QDQ; compared in its
+deployed form, :func:`integer_form`, the graph every other command counts),
+:class:`~.data.Samples` for the float model's inputs and optional labels. Steps:
 
 1. pair inputs and outputs of the two models by position (the counts must agree; shapes
    equal, or NCHW float vs NHWC quantized);
@@ -26,9 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..driver import deployable_graph
 from ..errors import UsageError
 from ..ir import Graph, Value, precision
-from ..passes.qdq_to_quantized import to_integer_graph
 from ..progress import progress_bar
 from ..quantize.simulate import batches, samples_per_batch
 from ..reference.float_kernels.quant import quantize
@@ -70,12 +71,14 @@ def _model(graph: Graph) -> str:
 
 
 def integer_form(graph: Graph) -> Graph:
-    """The quantized model as the ``int`` engine runs it; a float model is refused."""
-    kind = precision(graph)
-    if kind == "float":
+    """The quantized model as it is deployed: :func:`mcudeploy.driver.deployable_graph` of a
+    copy (a QDQ model converted, every zero Pad folded into its Conv), the graph ``plan``,
+    ``generate`` and the report count, so every command names the same layers. A float
+    model is refused. ``graph`` itself is left as it is."""
+    if precision(graph) == "float":
         raise UsageError(f"--quantized {_model(graph)}: the model is not quantized; give the int8 "
                          "model (quantize the float model with mcudeploy quantize)")
-    return to_integer_graph(graph) if kind == "qdq" else graph
+    return deployable_graph(graph.copy())
 
 
 def _pair(kind: str, float_values: list[Value], quantized_values: list[Value],

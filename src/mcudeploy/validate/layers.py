@@ -71,6 +71,18 @@ class LayerReport:
     layers: list[LayerComparison]
     first_jump: str | None   # node name
     jump_db: float = JUMP_DB
+    deployed: tuple[tuple[str, str], ...] = ()   # (node, op) of every node of the deployed graph, in order
+
+    @property
+    def deployed_layers(self) -> int:
+        """Nodes of the quantized graph as deployed: the count ``plan`` and ``generate`` print."""
+        return len(self.deployed) or len(self.layers)
+
+    @property
+    def not_compared(self) -> list[str]:
+        """Deployed nodes without a float tensor to compare with (QuantizeLinear, a layout Reshape)."""
+        compared = {layer.node for layer in self.layers}
+        return [node for node, _ in self.deployed if node not in compared]
 
     def most_sensitive(self, count: int = 3) -> list[str]:
         """Node names with the largest SQNR drop, largest first."""
@@ -189,7 +201,8 @@ def compare_layers(float_graph: Graph, quantized_graph: Graph, float_feeds: dict
     accumulate over the batches, so memory is one batch's tensors whatever the number of
     samples.
 
-    ``quantized_graph`` must run on the ``int`` engine as it is (convert a QDQ graph first).
+    ``quantized_graph`` must run on the ``int`` engine as it is: the deployed form
+    (:func:`~.compare.integer_form`), so that the layers compared are the layers deployed.
     ``on_batch(float outputs, quantized outputs)`` (graph outputs by position) sees every
     batch, so that the caller needs no second pass for the outputs.
     """
@@ -221,4 +234,4 @@ def compare_layers(float_graph: Graph, quantized_graph: Graph, float_feeds: dict
         layers.append(LayerComparison(node.name, node.op, float_value.name, value.name, how, agreement.cosine,
                                       agreement.max_abs_error, agreement.sqnr_db, 0.0 if math.isnan(drop) else drop))
     first = next((layer.node for layer in layers if layer.drop_db > JUMP_DB), None)
-    return LayerReport(layers, first)
+    return LayerReport(layers, first, deployed=tuple((node.name, node.op) for node in quantized_graph.nodes))

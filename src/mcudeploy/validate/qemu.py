@@ -49,6 +49,13 @@ RUN_TIMEOUT_PER_SAMPLE = 120.0
 SLOWEST_MACC_PER_SECOND = 5e6   # emulated int8 MACC per second on a loaded 2-core host, with margin
 
 
+def qemu_engine(target) -> str:
+    """The QEMU engine that runs the code of ``target``'s core (``Core.arch``): ``qemu-m55``
+    (mps3-an547, Armv8.1-M) for an Armv8-M core, else ``qemu-m4`` (mps2-an386, Armv7E-M, also
+    without a target or for an architecture mcudeploy does not know)."""
+    return "qemu-m55" if target is not None and target.core.armv8m else "qemu-m4"
+
+
 def require_toolchain(engine: str) -> None:
     """:class:`UsageError` naming the missing tools and how to install them."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]

@@ -35,7 +35,9 @@ def to_dict(result: ValidationResult) -> dict[str, Any]:
     layers = None
     if result.layers is not None:
         layers = {"jump_db": result.layers.jump_db, "first_jump": result.layers.first_jump,
-                  "layers": [dataclasses.asdict(layer) for layer in result.layers.layers]}
+                  "layers": [dataclasses.asdict(layer) for layer in result.layers.layers],
+                  "deployed_layers": result.layers.deployed_layers,
+                  "not_compared": result.layers.not_compared}
     return _clean({"float_model": result.float_model, "quantized_model": result.quantized_model,
                    "data": result.data_source, "samples": result.samples,
                    "verdict": "PASS" if result.passed else "FAIL", "outputs": metrics,

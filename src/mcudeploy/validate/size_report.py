@@ -24,10 +24,14 @@ from pathlib import Path
 
 from ..codegen.boards import BOARDS, CORE_FLAGS
 from ..errors import UsageError
+from ..targets import Core
+from ..targets.model import core_key
 from .c_runner import run_command
 
 SIZE_BOARD = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an386", "cortex-m33": "mps3-an547",
               "cortex-m55": "mps3-an547"}   # whose linker script the size link uses
+ARCHITECTURE_BUILDS = {"armv7em": "cortex-m4", "armv8m.base": "cortex-m33", "armv8m.main": "cortex-m33",
+                       "armv8.1m.main": "cortex-m55"}   # a core without a build of its own: its architecture's
 MAP_ENTRY = re.compile(r"^ (\.[^\s]+|COMMON)\s+0x[0-9a-fA-F]+\s+0x([0-9a-fA-F]+)\s+(\S+\.o)\s*$", re.M)
 DATA_MODULES = ("network_data", "test_vectors")
 CI_NODE = re.compile(r'node: \{ title: "([^"]+)" label: "[^"]*?(?:\\n(\d+) bytes \([^)]*\))?"')
@@ -123,6 +127,16 @@ def worst_stack(ci_texts: list[str], root: str = "network_run") -> tuple[int, li
             memo[name] = (frames.get(name, 0) + best[0], [name] + best[1])
         return memo[name]
     return deepest(root, ())
+
+
+def size_core(core: Core | None) -> str:
+    """The build (``--core``) the size report uses for ``core``: its own when the Makefile has
+    one (``-mcpu`` is the core itself, so :func:`~mcudeploy.targets.model.core_key` of its name),
+    else the build of its architecture (``Core.arch``), else ``cortex-m4``."""
+    if core is None:
+        return "cortex-m4"
+    key = core_key(core.name)
+    return key if key in SIZE_BOARD else ARCHITECTURE_BUILDS.get(core.arch, "cortex-m4")
 
 
 def size_report(project: Path, core: str) -> SizeReport:

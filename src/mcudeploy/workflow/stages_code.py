@@ -9,15 +9,15 @@
 * generate: the C project of the deployment in ``<output>/firmware`` (with test vectors
   from the validation data, and the TrustZone files with ``[generate] trustzone``).
 * verify: the generated code run on the host and on the QEMU board of the target's core
-  (``qemu``: Armv8-M cores, M23 / M33 / M35P / M52 / M55 / M85, on ``qemu-m55`` = mps3-an547;
-  the others on ``qemu-m4`` = mps2-an386), every output byte compared with the integer
+  (``qemu``: a core whose ``Core.arch`` is Armv8-M, M23 / M33 / M35P / M52 / M55 / M85, on
+  ``qemu-m55`` = mps3-an547; the others on ``qemu-m4`` = mps2-an386:
+  :func:`mcudeploy.validate.qemu.qemu_engine`), every output byte compared with the integer
   reference; on an M55-class board with ``[generate] trustzone`` also the TrustZone images
   (:mod:`mcudeploy.validate.trustzone`). A missing cross toolchain skips QEMU with the reason
   recorded; a mismatch stops the deploy (exit 9).
 """
 from __future__ import annotations
 
-import re
 import shutil
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,7 @@ from ..validate.c_runner import (
 )
 from ..validate.compare import integer_form, quantized_feeds
 from ..validate.generated_code import check_generated_code, random_integer_feeds
-from ..validate.qemu import INSTALL_HINT, TOOLS, board_of, build_board, instructions_from, run_elf
+from ..validate.qemu import INSTALL_HINT, TOOLS, board_of, build_board, instructions_from, qemu_engine, run_elf
 from .context import DeployContext
 from .ladder import Step, ladder, search_step
 from .records import SKIPPED, StageResult
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     from ..deployment import Deployment
     from ..estimate.records import Estimate
 
-ARMV8M_CORES = ("23", "33", "35", "52", "55", "85")   # Cortex-M numbers with the Armv8-M architecture
 CODE_SEED = 1
 
 
@@ -168,12 +167,6 @@ def generate(context: DeployContext) -> StageResult:
                        + (f", {len(next(iter(vectors.inputs.values())))} test vector(s)" if vectors else "")
                        + (", TrustZone images" if settings["trustzone"] else ""),
                        figures={"files": len(written)}, details={"folder": folder}, artefacts=[folder])
-
-
-def qemu_engine(target) -> str:
-    """``qemu-m55`` for an Armv8-M core, else ``qemu-m4`` (module docstring)."""
-    number = re.search(r"M(\d+)", target.core.name, re.I) if target is not None else None
-    return "qemu-m55" if number and number.group(1) in ARMV8M_CORES else "qemu-m4"
 
 
 def engines(context: DeployContext, target) -> list[str]:

@@ -26,7 +26,7 @@ from ..data_files import arrays_for_inputs, check_arrays
 from ..driver import deploy, deployable_graph, load_graph
 from ..errors import UsageError, ValidationFailed
 from ..exporters.onnx_qdq import to_onnx_model
-from ..ir import float_nodes, precision
+from ..ir import Graph, float_nodes, precision
 from ..lint import lint_deployment
 from ..progress import progress_bar
 from ..quantize.calibration import ImagePreprocessing
@@ -123,17 +123,22 @@ def _calibration_source(context: DeployContext, graph):
     return [{name: array[index] for name, array in samples.arrays.items()} for index in range(samples.count)]
 
 
-def _round_trip(quantized, path: Path) -> dict[str, str]:
-    """The precision of the quantized graph as deployed and of the file read back; a warning
-    when they differ (the file does not load as the integer graph quantization made)."""
+def _round_trip(quantized, path: Path) -> tuple[Graph, dict[str, str]]:
+    """The graph the later stages deploy and the precisions of the quantized graph as deployed
+    and of the file read back. The file's graph when both agree: what a resumed deploy
+    (``--from`` a later stage) and every command given the file (``generate``, ``validate``)
+    read, so that all of them deploy the same layers; else the graph in memory, with a warning
+    (the file does not load as the integer graph quantization made)."""
     in_memory = precision(deployable_graph(quantized.copy()))
-    reloaded = deployable_graph(load_graph(path))
-    if precision(reloaded) != in_memory:
-        current_run().warn(f"{path.name} loads back as a {precision(reloaded)} model (float: "
-                           f"{', '.join(float_nodes(reloaded)[:4])}), the quantizer made an {in_memory} one: the "
-                           "ONNX QDQ export loses those nodes' integer form. This deploy goes on with the "
-                           "quantized graph in memory; a deploy --from a later stage cannot use the file")
-    return {"graph_precision": in_memory, "file_precision": precision(reloaded)}
+    loaded = load_graph(path)
+    reloaded = precision(deployable_graph(loaded.copy()))
+    if reloaded == in_memory:
+        return loaded, {"graph_precision": in_memory, "file_precision": reloaded}
+    current_run().warn(f"{path.name} loads back as a {reloaded} model (float: "
+                       f"{', '.join(float_nodes(deployable_graph(loaded))[:4])}), the quantizer made an {in_memory} "
+                       "one: the ONNX QDQ export loses those nodes' integer form. This deploy goes on with the "
+                       "quantized graph in memory; a deploy --from a later stage cannot use the file")
+    return quantized, {"graph_precision": in_memory, "file_precision": reloaded}
 
 
 def quantize(context: DeployContext) -> StageResult:
@@ -153,8 +158,7 @@ def quantize(context: DeployContext) -> StageResult:
     paths = context.paths
     paths.write(paths.quantized, to_onnx_model(outcome.graph).SerializeToString())
     paths.write(paths.quantization_report, quantization_json(report))
-    context.cache["quantized"] = outcome.graph
-    round_trip = _round_trip(outcome.graph, paths.quantized)
+    context.cache["quantized"], round_trip = _round_trip(outcome.graph, paths.quantized)
     kind = "int16x8" if settings["activations"] == "int16" else "int8"
     kind += f", {settings['weights']} weights" + (f", {len(report.float_nodes)} float node(s)"
                                                   if report.float_nodes else "")

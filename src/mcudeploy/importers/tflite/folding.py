@@ -3,7 +3,7 @@
 Keras exports compute shapes inside the graph (``SHAPE -> STRIDED_SLICE -> PACK ->
 RESHAPE``, ``TILE`` by a computed count, ``FILL``). Every IR shape is static, so:
 
-* ``SHAPE`` of a tensor is a constant (its converter binds it, see ``ops.shape_more``);
+* ``SHAPE`` of a tensor is a constant (its converter binds it, see ``ops.shape``);
 * after an operator is converted, each new node whose inputs are all constants is
   evaluated with the IR's own float reference kernels (the executable op spec, so no op
   semantics are written twice) and its outputs become constants of the same name, dtype,

@@ -2,9 +2,8 @@
 from . import (  # noqa: F401
                accumulate,
                activation,
-               activation_more,
                attention,
-               binary_more,
+               binary_math,
                cast,
                conv,
                elementwise,
@@ -13,7 +12,6 @@ from . import (  # noqa: F401
                loss,
                matmul,
                normalization,
-               normalization_more,
                pool,
                quant,
                reduce,

@@ -1,6 +1,6 @@
 """Elementwise math kernels (Exp, Log, Sqrt, Rsqrt, Abs, Sign, Floor, Ceil, Round, Erf and
 the trigonometric / hyperbolic functions); :func:`table_kernel` also serves the
-activations of :mod:`.activation_more`.
+activations of :mod:`.activation`.
 
 Float inputs are computed in float64 and rounded once to the output dtype (at most half an
 ulp of float32 from the exact value, so within 1e-4 relative of onnxruntime / LiteRT, which

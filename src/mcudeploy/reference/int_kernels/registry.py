@@ -97,7 +97,7 @@ def all_int_kernels() -> dict[str, IntKernel]:
 # op -> the module of this package that registers it
 MODULE_OF = {
     "HardSwish": "activation", "LeakyRelu": "activation", "Sigmoid": "activation", "Tanh": "activation",
-    "Max": "binary_more", "Min": "binary_more", "SquaredDifference": "binary_more",
+    "Max": "binary_math", "Min": "binary_math", "SquaredDifference": "binary_math",
     "Conv": "conv", "ConvTranspose": "conv", "ConvAccumulate": "accumulate", "RequantizeAccumulator": "accumulate",
     "Add": "elementwise", "Mul": "elementwise", "Sub": "elementwise",
     "Expand": "gather", "Gather": "gather", "Tile": "gather",
@@ -116,7 +116,7 @@ def _load() -> None:
     from . import (  # noqa: F401
         accumulate,
         activation,
-        binary_more,
+        binary_math,
         conv,
         elementwise,
         gather,

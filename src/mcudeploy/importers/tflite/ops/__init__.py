@@ -1,3 +1,3 @@
 """One converter per TFLite builtin op, grouped by op family. Importing this package fills
 :data:`mcudeploy.importers.tflite.common.CONVERTERS`."""
-from . import conv, elementwise, elementwise_more, matmul, pool, quant, reduce, resize, shape, shape_more, strided_slice  # noqa: F401
+from . import conv, elementwise, math_and_logic, matmul, pool, quant, reduce, resize, shape, strided_slice  # noqa: F401

@@ -1,4 +1,4 @@
-"""The C kernels added for issue 15 (runtime/src/binary_more.c, reduce.c, gather.c,
+"""The C kernels added for issue 15 (runtime/src/binary_math.c, reduce.c, gather.c,
 unary_math.c, log_softmax.c) against the Python integer reference, byte for byte, through
 ctypes: random one-node graphs with edge cases (broadcasting, saturation, ties, negative and
 out-of-range indices, every int8 input of Rsqrt), as in ``test_runtime_c.py``; then the

@@ -29,7 +29,7 @@ def _node(graph: Graph, op: str, inputs, attrs=None, quant="same"):
     return out
 
 
-def more_ops_graph() -> Graph:
+def math_and_gather_graph() -> Graph:
     rng = np.random.default_rng(15)
     graph = Graph("more_ops")
     x = graph.add_input("x", DType.INT8, (1, 6, 6, 8), quant=q(0.05, -3), layout="NHWC")
@@ -56,7 +56,7 @@ def more_ops_graph() -> Graph:
 
 
 def test_new_kernels_bit_exact_on_host():
-    graph = more_ops_graph()
+    graph = math_and_gather_graph()
     assert {node.op for node in graph.nodes} == NEW_OPS and NEW_OPS <= set(EMITTERS)
     rng = np.random.default_rng(3)
     feeds = {"x": rng.integers(-128, 128, (4, 1, 6, 6, 8)).astype(np.int8)}
@@ -69,7 +69,7 @@ def test_new_kernels_bit_exact_on_host():
 
 
 def test_calls_name_the_new_runtime_kernels():
-    network = generate_files(deploy(more_ops_graph()), ProjectOptions())["network.c"]
+    network = generate_files(deploy(math_and_gather_graph()), ProjectOptions())["network.c"]
     for function in ("mcu_maximum_s8", "mcu_minimum_s8", "mcu_squared_difference_s8", "mcu_reduce_max_s8",
                      "mcu_reduce_min_s8", "mcu_mean_s8", "mcu_gather", "mcu_tile", "mcu_arg_max_s8",
                      "mcu_arg_min_s8", "mcu_abs_s8", "mcu_rsqrt_s8", "mcu_log_softmax_s8"):

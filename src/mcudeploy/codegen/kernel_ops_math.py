@@ -1,8 +1,7 @@
-"""Emitters of :mod:`.kernel_calls` for the kernels added in issue 15: Max / Min,
-SquaredDifference (``binary_more.c``), ReduceMax / ReduceMin / ArgMax / ArgMin
-(``reduce.c``), Gather / Tile / Expand (``gather.c``), Abs / Rsqrt (``unary_math.c``),
-LogSoftmax (``log_softmax.c``). Functions and struct fields come from :mod:`.kernel_table`,
-which ``runtime/tests/c_runners.py`` reads too.
+"""Emitters of :mod:`.kernel_calls` for the comparison, reduction and unary math kernels: Max /
+Min, SquaredDifference (``binary_math.c``), ReduceMax / ReduceMin / ArgMax / ArgMin
+(``reduce.c``), Abs / Rsqrt (``unary_math.c``), LogSoftmax (``log_softmax.c``). Functions and
+struct fields come from :mod:`.kernel_table`, which ``runtime/tests/c_runners.py`` reads too.
 """
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from .kernel_calls import (
     KernelCall,
     emitter,
     kernel_function,
-    params_itemsize_in_out_call,
     quant_in_out_call,
 )
 from .kernel_table import padded_axis, reduced_axes
@@ -26,12 +24,12 @@ def _binary_arguments(context: CallContext, call: KernelCall) -> str:
             f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)}")
 
 
-@emitter("Max", "Min", sources=("binary_more.c",))
+@emitter("Max", "Min", sources=("binary_math.c",))
 def max_or_min(context: CallContext, call: KernelCall) -> None:
     call.call = f"{kernel_function(context.node)}(NULL, {_binary_arguments(context, call)})"
 
 
-@emitter("SquaredDifference", sources=("binary_more.c",))
+@emitter("SquaredDifference", sources=("binary_math.c",))
 def squared_difference(context: CallContext, call: KernelCall) -> None:
     quant = context.quant(call)
     call.call = f"{kernel_function(context.node)}(NULL, {quant}, {_binary_arguments(context, call)})"
@@ -59,31 +57,6 @@ def arg_extreme(context: CallContext, call: KernelCall) -> None:
     params = context.params_ref(call)
     call.call = (f"{kernel_function(node)}(NULL, {params}, {context.dims_ref(call, 'in0_dims', x.shape)}, "
                  f"{context.pointer(x)}, {context.dims_ref(call, 'out_dims', tuple(kept))}, {context.pointer(y)})")
-
-
-def _indices(context: CallContext, call: KernelCall) -> str:
-    """The C expression of Gather's int32 indices: an int32 tensor (constant or computed),
-    or the values of an int64 constant copied to an int32 array."""
-    indices = context.node.inputs[1]
-    if indices.const is not None and str(indices.dtype) != "int32":
-        return context.int_array(call, "indices", indices.const, "gather indices")
-    if str(indices.dtype) != "int32":
-        raise UnsupportedError(f"node {context.node.name!r} (Gather): computed {indices.dtype} indices have "
-                               "no C kernel (the runtime reads int32 indices)")
-    return context.pointer(indices)
-
-
-@emitter("Gather", sources=("gather.c",))
-def gather(context: CallContext, call: KernelCall) -> None:
-    node = context.node
-    x, y = node.inputs[0], node.outputs[0]
-    params = context.params_ref(call)
-    call.call = (f"{kernel_function(node)}(NULL, {params}, {x.dtype.itemsize}, "
-                 f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, {node.inputs[1].size}, "
-                 f"{_indices(context, call)}, {context.pointer(y)})")
-
-
-emitter("Tile", "Expand", sources=("gather.c",))(params_itemsize_in_out_call)   # Expand: a Tile by out / in
 
 
 def _elementwise_unary(context: CallContext, call: KernelCall) -> None:

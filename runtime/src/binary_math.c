@@ -1,16 +1,16 @@
 /*
- * binary_more.c - Maximum / Minimum (TFLite MAXIMUM / MINIMUM: raw integers compared, the
+ * binary_math.c - Maximum / Minimum (TFLite MAXIMUM / MINIMUM: raw integers compared, the
  * operands share scale and zero point) and SquaredDifference, int8 and int16, with 4-D
  * broadcasting (a dimension of 1 is read with stride 0).
  *
  * SquaredDifference (TFLM squared_difference.cc; left_shift 7 for s8, 0 for s16):
  *   a = rdbpot(srdhm((A + off1) << left_shift, m1), -s1),  b likewise,
  *   Y = clamp(mbqm(wrap32((a - b)^2), mo, so) + off_out, type range)
- * Spec: reference/int_kernels/binary_more.py.
+ * Spec: reference/int_kernels/binary_math.py.
  */
 #include "mcu_internal.h"
 
-typedef enum { OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFFERENCE } binary_more_op;
+typedef enum { OP_MAXIMUM, OP_MINIMUM, OP_SQUARED_DIFFERENCE } binary_math_op;
 
 static int32_t squared_difference(const mcu_squared_difference_quant *q, int32_t a, int32_t b) {
     int32_t scaled_a = mcu_rdbpot(mcu_srdhm(mcu_wrap_shift_left(a + q->input1_offset, q->left_shift),
@@ -22,7 +22,7 @@ static int32_t squared_difference(const mcu_squared_difference_quant *q, int32_t
     return mcu_mbqm(square, q->output_multiplier, q->output_shift);
 }
 
-static mcu_status binary_more(binary_more_op op, const mcu_squared_difference_quant *quant,
+static mcu_status binary_math(binary_math_op op, const mcu_squared_difference_quant *quant,
                               const mcu_dims *in1_dims, const void *in1, const mcu_dims *in2_dims,
                               const void *in2, const mcu_dims *out_dims, void *out, mcu_element_type type) {
     int32_t strides1[4], strides2[4];
@@ -60,37 +60,37 @@ static mcu_status binary_more(binary_more_op op, const mcu_squared_difference_qu
 mcu_status mcu_maximum_s8(const mcu_context *ctx, const mcu_dims *in1_dims, const int8_t *in1,
                           const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out) {
     (void)ctx;
-    return binary_more(OP_MAXIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT8);
+    return binary_math(OP_MAXIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT8);
 }
 
 mcu_status mcu_maximum_s16(const mcu_context *ctx, const mcu_dims *in1_dims, const int16_t *in1,
                            const mcu_dims *in2_dims, const int16_t *in2, const mcu_dims *out_dims, int16_t *out) {
     (void)ctx;
-    return binary_more(OP_MAXIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT16);
+    return binary_math(OP_MAXIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT16);
 }
 
 mcu_status mcu_minimum_s8(const mcu_context *ctx, const mcu_dims *in1_dims, const int8_t *in1,
                           const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out) {
     (void)ctx;
-    return binary_more(OP_MINIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT8);
+    return binary_math(OP_MINIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT8);
 }
 
 mcu_status mcu_minimum_s16(const mcu_context *ctx, const mcu_dims *in1_dims, const int16_t *in1,
                            const mcu_dims *in2_dims, const int16_t *in2, const mcu_dims *out_dims, int16_t *out) {
     (void)ctx;
-    return binary_more(OP_MINIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT16);
+    return binary_math(OP_MINIMUM, NULL, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT16);
 }
 
 mcu_status mcu_squared_difference_s8(const mcu_context *ctx, const mcu_squared_difference_quant *quant,
                                      const mcu_dims *in1_dims, const int8_t *in1, const mcu_dims *in2_dims,
                                      const int8_t *in2, const mcu_dims *out_dims, int8_t *out) {
     (void)ctx;
-    return binary_more(OP_SQUARED_DIFFERENCE, quant, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT8);
+    return binary_math(OP_SQUARED_DIFFERENCE, quant, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT8);
 }
 
 mcu_status mcu_squared_difference_s16(const mcu_context *ctx, const mcu_squared_difference_quant *quant,
                                       const mcu_dims *in1_dims, const int16_t *in1, const mcu_dims *in2_dims,
                                       const int16_t *in2, const mcu_dims *out_dims, int16_t *out) {
     (void)ctx;
-    return binary_more(OP_SQUARED_DIFFERENCE, quant, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT16);
+    return binary_math(OP_SQUARED_DIFFERENCE, quant, in1_dims, in1, in2_dims, in2, out_dims, out, MCU_INT16);
 }
