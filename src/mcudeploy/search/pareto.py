@@ -5,12 +5,20 @@ other one beats on every axis.
 
 Objectives (smaller is better, compared as tuples, ties broken by the trial index):
 
-    memory     (RAM = on-chip + external bytes, on-chip bytes, latency, flash bytes)
+    memory     (arena off chip, RAM = on-chip + external bytes, on-chip bytes, latency, flash bytes);
+               the best is the fastest of the trials within ``MEMORY_TOLERANCE`` of the least
+               RAM in the first class (a 0.3 % smaller RAM at 10 % more latency is not a better
+               answer: memory figures that close are the same memory)
     latency    (latency, RAM, flash)
     balanced   (latency / latency_ref + RAM / RAM_ref, latency, RAM), the references being
                the first passing trial's figures (the defaults when they pass)
 
-A missing latency (no estimate) counts as +inf. The front is over (latency, on-chip RAM,
+"Arena off chip": the activation arena itself (or one of its banks) is in external RAM. A
+configuration whose arena is on chip - the tensors a graph split spills may be external - ranks
+before any whose arena is not, as the planner places the arena (external RAM only when nothing
+on chip holds it): that is the answer to "does it fit on chip", and PSRAM's latency and its
+sharing with frame buffers are what the bandwidth model sees least. A missing latency (no
+estimate) counts as +inf. The front is over (latency, on-chip RAM,
 flash): trial ``a`` dominates ``b`` when it is no worse on all three and better on one;
 trials with equal figures keep the earliest. Both are deterministic.
 """
@@ -21,6 +29,7 @@ import math
 from ..errors import UsageError
 
 OBJECTIVES = ("memory", "latency", "balanced")
+MEMORY_TOLERANCE = 0.01
 
 
 def check_objective(objective: str) -> str:
@@ -39,7 +48,8 @@ def objective_key(trial, objective: str, reference=None) -> tuple:
     metrics = trial.metrics
     latency = _latency(trial)
     if objective == "memory":
-        return (metrics.ram_bytes, metrics.on_chip_bytes, latency, metrics.flash_bytes, trial.index)
+        return (metrics.arena_off_chip, metrics.ram_bytes, metrics.on_chip_bytes, latency, metrics.flash_bytes,
+                trial.index)
     if objective == "latency":
         return (latency, metrics.ram_bytes, metrics.flash_bytes, trial.index)
     ref_latency = _latency(reference) if reference is not None else latency
@@ -57,6 +67,13 @@ def best_trial(trials: list, objective: str):
     if not passing:
         return None
     reference = passing[0]
+    if objective == "memory":
+        first_class = min(t.metrics.arena_off_chip for t in passing)
+        kept = [t for t in passing if t.metrics.arena_off_chip == first_class]
+        least = min(t.metrics.ram_bytes for t in kept)
+        close = [t for t in kept if t.metrics.ram_bytes <= least * (1 + MEMORY_TOLERANCE)]
+        return min(close, key=lambda t: (_latency(t), t.metrics.ram_bytes, t.metrics.on_chip_bytes,
+                                         t.metrics.flash_bytes, t.index))
     return min(passing, key=lambda t: objective_key(t, objective, reference))
 
 

@@ -57,6 +57,7 @@ class Metrics:
     banks: dict[str, int] = field(default_factory=dict)
     off_chip_tensors: list[tuple[str, int]] = field(default_factory=list)   # the largest OFF_CHIP_SHOWN
     off_chip_count: int = 0                 # activation tensors in external RAM
+    arena_off_chip: bool = False            # the arena (or one of its banks) is in external RAM
     extra: dict[str, Any] = field(default_factory=dict)     # back-end figures (Vela: cycles, SRAM)
 
     @property
@@ -101,6 +102,16 @@ def _off_chip(deployment) -> list[tuple[str, int]]:
     tensors = [(p.name, p.size) for p in deployment.plan.tensors.values()
                if p.region in regions and not regions[p.region].on_chip]
     return sorted(tensors, key=lambda item: (-item[1], item[0]))
+
+
+def _arena_off_chip(deployment) -> bool:
+    """Whether the activation arena itself is placed in external RAM (not only the tensors a
+    graph split spills there)."""
+    placement, target = deployment.plan.placement, deployment.target
+    if placement is None or target is None:
+        return False
+    external = {r.name for r in target.regions if not r.on_chip}
+    return placement.arena_region in external or any(name in external for name in placement.arena_banks)
 
 
 def _transform_figures(deployment) -> dict[str, Any]:
@@ -158,7 +169,7 @@ def metrics_of(deployment, latency) -> Metrics:
                    overflow_bytes=sum(r.overflow for r in ledger.regions), macc=macc,
                    arena_region=placement.arena_region if placement else "",
                    banks=dict(placement.arena_banks) if placement else {}, off_chip_tensors=off_chip[:OFF_CHIP_SHOWN],
-                   off_chip_count=len(off_chip),
+                   off_chip_count=len(off_chip), arena_off_chip=_arena_off_chip(deployment),
                    extra=_transform_figures(deployment))
 
 
