@@ -10,6 +10,8 @@ a user does: ``mcudeploy quantize unetN.onnx --calib one.npy -o unetN_int8.onnx 
   ``benchmarks/tiling_bench.py`` with tiles halved per halving of the size), every level's
   output spilled to hyperRAM (``[split] points``): a small on-chip arena, tile stripes loaded
   from hyperRAM by their Slices;
+* **levels (automatic)**: ``[split] levels``, the tiling and cuts mcudeploy chooses itself
+  (``plan/levels.py``);
 * **psram**: untiled, the whole arena in hyperRAM (``[memory] external_activations``).
 
 Per configuration: the estimate as deployed (NPU epochs + CPU), and the same deployment with
@@ -64,6 +66,7 @@ def configurations(size: int) -> dict[str, dict]:
                     for (start, end), tiles in zip(LEVELS, TILES[size]))
     return {"tiled + split": dict(external_activations=False, tiling_regions=regions,
                                   split_points=tuple(end for _, end in LEVELS[:-1])),
+            "levels (automatic)": dict(external_activations=False, split_levels=True),
             "psram": dict(external_activations=True)}
 
 
@@ -112,15 +115,14 @@ def markdown(size: int, rows: dict[str, dict], command: str) -> str:
         lines.append(f"| {name} | {r['fits']} | {r['on_chip']} ({r['arena_region']}) | {r['external']} | "
                      f"{r['latency_ms']} | {r['hyperram_bytes']} | {r['cpu_latency_ms']} | {r['cpu_instructions']} | "
                      f"{r['qemu_instructions']} | {100 * r['instruction_error']:+.1f} % | {r['bit_exact']} |")
-    (first, a), (second, b) = rows.items()
-    by_qemu = first if a["qemu_instructions"] < b["qemu_instructions"] else second
-    by_instructions = first if a["cpu_instructions"] < b["cpu_instructions"] else second
-    by_latency = first if a["latency_ms"] < b["latency_ms"] else second
+    by_qemu = sorted(rows, key=lambda name: rows[name]["qemu_instructions"])
+    by_instructions = sorted(rows, key=lambda name: rows[name]["cpu_instructions"])
+    by_latency = sorted(rows, key=lambda name: rows[name]["latency_ms"])
     unknown = sorted({op for r in rows.values() for op in r["unknown_ops"]})
-    lines += ["", f"- fewer instructions under QEMU: **{by_qemu}**; by the estimated instructions: **{by_instructions}** "
-              f"({'same ranking' if by_qemu == by_instructions else 'DIFFERENT ranking'})",
-              f"- faster by the estimate as deployed (NPU epochs + hyperRAM wait states, which QEMU does not "
-              f"emulate): **{by_latency}**",
+    lines += ["", f"- by QEMU instructions, fewest first: **{' < '.join(by_qemu)}**; by the estimated instructions: "
+              f"**{' < '.join(by_instructions)}** ({'same ranking' if by_qemu == by_instructions else 'DIFFERENT ranking'})",
+              f"- by the estimate as deployed (hyperRAM and flash wait states, which QEMU does not emulate), fastest "
+              f"first: **{' < '.join(by_latency)}**",
               f"- layers without an instruction model on the M55 (counted as 0 in the estimate, part of the error): "
               f"{', '.join(unknown) or 'none'}", ""]
     return "\n".join(lines)

@@ -52,7 +52,7 @@ from .space import (
     options_for,
     pipeline_has,
 )
-from .strategy import Proposer
+from .strategy import Proposer, cheap_first
 from .trial import SKIP, Trial, evaluate
 from .workers import MCUDEPLOY, VELA, TrialRunner, WorkerSetup
 
@@ -204,7 +204,7 @@ class Search:
                     self._record(skipped, "explore")
                 else:
                     runnable.append(config)
-            runnable = runnable[:left] if left is not None else runnable
+            runnable = cheap_first(runnable[:left] if left is not None else runnable)
             if request.jobs > 1:
                 for trial in self.runner.run(runnable):
                     self._record(trial, "explore")

@@ -4,13 +4,19 @@ random mutations of the Pareto front. Smart, not exhaustive.
 Input: the :class:`~.space.Space`, the objective, a seed and the trials so far. Output: the
 next batch of configurations (at most ``BATCH``), never one already tried.
 
-1. **One knob at a time** from the incumbent (the best passing trial for the objective; while
-   nothing passes, the *least failing* one: fewest bytes over capacity, then fewest reasons),
-   knobs in the objective's priority order (:data:`PRIORITY`), each alternative value.
-2. When the incumbent has no untried neighbour: **combine** - the incumbent with every other
-   front member's differing knobs taken one at a time - then **mutate**: two or three free
-   knobs of a random front member (or the incumbent) set to random values, from a
+1. **Combine**: the incumbent (the best passing trial for the objective; while nothing passes,
+   the *least failing* one: fewest bytes over capacity, then fewest reasons) with every other
+   front member's differing knobs taken one at a time - two moves that each helped alone are
+   tried together first;
+2. **one knob at a time** from the incumbent, knobs in the objective's priority order
+   (:data:`PRIORITY`), each alternative value;
+3. when the incumbent has no untried neighbour: **mutate**: two or three free knobs of a
+   random front member (or the incumbent) set to random values, from a
    ``random.Random(seed)``.
+
+Within a batch, the configurations that rewrite the graph (:data:`REWRITES`: automatic tiling,
+graph split, levels) run after the others (:func:`cheap_first`), so a batch the time budget cuts
+short has measured its cheap moves.
 
 **Cost**: a knob value whose trials are *expensive* (mean time above ``EXPENSIVE_SECONDS`` and
 ``EXPENSIVE_FACTOR`` x the median trial, e.g. automatic tiling of a 512x512 U-Net: a minute
@@ -47,6 +53,14 @@ PRIORITY = {
                 "overlap", "concat_in_place", "alignment", "io_in_arena"),
 }
 PRIORITY["balanced"] = PRIORITY["latency"]
+
+
+REWRITES = ("tiling_auto", "split_auto", "split_levels")
+
+
+def cheap_first(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``configs`` with those that rewrite the graph last (module docstring), order kept otherwise."""
+    return sorted(configs, key=lambda config: any(config.get(knob) for knob in REWRITES))
 
 
 def least_failing(trials: list):
@@ -126,8 +140,10 @@ class Proposer:
         parents = [incumbent] + ([best_trial(cheap, self.objective) or least_failing(cheap)] if costly(
             incumbent.config) and cheap else [])
         front = pareto_front(trials)
-        candidates = [move for parent in parents if parent is not None for move in self._neighbours(parent.config)]
-        candidates += self._combinations(incumbent, front)
+        # the incumbent with what each other front member changed comes first: two moves that each
+        # helped alone (weights in flash; the levels split) are most likely to help together
+        candidates = self._combinations(incumbent, front)
+        candidates += [move for parent in parents if parent is not None for move in self._neighbours(parent.config)]
         candidates += [self._mutation(front or parents) for _ in range(MUTATION_DRAWS)]
         batch: list[dict[str, Any]] = []
         keys: set[tuple] = set()
