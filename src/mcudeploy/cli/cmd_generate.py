@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from ..validate.data import _read_file, check_arrays  # _read_file: the .npz/.np
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..targets import Target
 
 CORES = ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55")
 
@@ -73,7 +78,7 @@ def load_test_vectors(path: Path, graph) -> TestVectors:
     return TestVectors(samples.arrays, run_int(graph, samples.arrays, batch=True), str(path.name))
 
 
-def _core(args: argparse.Namespace, target) -> str:
+def _core(args: argparse.Namespace, target: Target | None) -> str:
     if args.core:
         return args.core
     name = target.core.name.lower() if target is not None else ""
@@ -117,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
         written = write_project(files, args.output, force=args.force)
     note_generation(written)
     console = make_console()
-    assert plan.placement is not None  # deploy() places the plan
     console.print(f"{args.output}: {len(written)} files; {len(plan.order)} layers, arena "
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
@@ -138,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _handoff(args: argparse.Namespace, deployment) -> int:
+def _handoff(args: argparse.Namespace, deployment: Deployment) -> int:
     """``--executor vendor-npu``: the hand-off for ST Edge AI (:mod:`mcudeploy.codegen.vendor_npu`)
     instead of C kernels for the NPU nodes; each CPU partition as mcudeploy's C project."""
     given = [flag for flag, value in (("--test-vectors", args.test_vectors), ("--trustzone", args.trustzone),

@@ -17,6 +17,12 @@ arena(s) and of every weight once per deployment, and :meth:`MemoryPlan.with_pla
 it into the plan (every tensor's ``region``), so the plan, the ledger and the generated code
 read the same region.
 
+Two frozen records: :class:`MemoryPlan` is the *planned* record (what :func:`plan_memory`
+returns; a tensor's ``region`` names its planned arena, ``"arena"`` or ``"external"``), and
+:class:`PlacedMemoryPlan` the *placed* one (the same fields with the target's regions, plus
+the :class:`~.placement.RegionPlacement` they came from): what a
+:class:`~mcudeploy.deployment.Deployment` holds and every consumer after the driver reads.
+
 ``kernels`` (:class:`~mcudeploy.kernels.KernelSelection`) is the chosen kernel variant of
 every node: it gives each node's scratch bytes and its overlap rule (an optimised kernel's
 access order differs from the reference loop's). Without it, the reference kernels'.
@@ -61,7 +67,7 @@ SCHEDULES = ("memory-aware", "file")
 class TensorPlacement:
     """Region and offset of one buffer of the plan."""
     name: str            # IR value name (or "<node>:scratch" for a scratch buffer)
-    region: str          # target region name (from the placement), "arena" before placement
+    region: str          # planned: the arena ("arena" / "external"); placed: the target region
     offset: int          # byte offset inside the activation arena
     size: int            # bytes (unpadded)
     first_step: int      # index in MemoryPlan.order of the first node that touches it
@@ -69,9 +75,10 @@ class TensorPlacement:
     alias_of: str | None = None   # shares bytes with another tensor (reshape alias / in-place)
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryPlan:
-    """Order, liveness, reuse and offsets of a graph's buffers."""
+    """Order, liveness, reuse and offsets of a graph's buffers: the planned record (module
+    docstring); :meth:`with_placement` gives the placed one."""
     order: list[str]
     arena_bytes: int
     no_reuse_bound_bytes: int          # live-set bound of this order without any reuse
@@ -86,7 +93,6 @@ class MemoryPlan:
     pairs: list[OverlapPair] = field(default_factory=list)
     reuse_refusals: list[tuple[str, str]] = field(default_factory=list)
     schedule_exact: bool = False
-    placement: RegionPlacement | None = None
     external: list[str] = field(default_factory=list)       # tensors of the external arena (graph split)
     external_bytes: int = 0                                  # its size
     transfers: dict[str, Transfer] = field(default_factory=dict)   # node -> copy across the arenas
@@ -94,7 +100,7 @@ class MemoryPlan:
     # channel slice of an in-place channel concat (reuse.py, channel-slice); absent = dense
     channel_strides: dict[str, int] = field(default_factory=dict)
 
-    def with_placement(self, placement: RegionPlacement) -> "MemoryPlan":
+    def with_placement(self, placement: RegionPlacement) -> PlacedMemoryPlan:
         """This plan with the regions :mod:`.placement` chose (arena and weights)."""
         external = set(self.external)
         if external and placement.external_region is None:
@@ -106,8 +112,9 @@ class MemoryPlan:
             return {name: _banked(p, placement) if p.name in placement.bank_of else
                     replace(p, region=external_region if name in external
                             else placement.arena_region) for name, p in items.items()}
-        return replace(self, tensors=moved(self.tensors), scratch=moved(self.scratch),
-                       weights=dict(placement.weights), placement=placement)
+        planned = {name: value for name, value in vars(self).items() if name != "placement"}
+        return PlacedMemoryPlan(**{**planned, "tensors": moved(self.tensors), "scratch": moved(self.scratch),
+                                   "weights": dict(placement.weights)}, placement=placement)
 
     @property
     def total_tensor_bytes(self) -> int:
@@ -163,7 +170,17 @@ class MemoryPlan:
                 "overlaps": [asdict(p) for p in self.pairs],
                 "external": list(self.external), "external_bytes": self.external_bytes,
                 "transfers": {name: asdict(t) for name, t in self.transfers.items()},
-                "placement": self.placement.to_json() if self.placement is not None else None}
+                "placement": None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlacedMemoryPlan(MemoryPlan):
+    """The placed record (module docstring): every tensor's ``region`` is a target region
+    (or a bank of a split arena) and ``weights`` is the placement's weight regions."""
+    placement: RegionPlacement
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "placement": self.placement.to_json()}
 
 
 def _banked(placement: TensorPlacement, regions: RegionPlacement) -> TensorPlacement:
@@ -212,8 +229,7 @@ def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignme
                            overlap=overlap and reuse, distance=kernels.overlap_distance, external=external,
                            strided_output=strided_output)
         plan = _placed(graph, names, lives, found, alignment, io_in_arena, bound, time_limit, external, nodes)
-        plan.file_order_bound_bytes, plan.schedule_exact = file_bound, exact
-        return plan
+        return replace(plan, file_order_bound_bytes=file_bound, schedule_exact=exact)
     plan = planned(kernels.strided_output_refusal)
     if plan.channel_strides and concat_in_place is None:
         plan = _smaller_without_channel_slices(plan, planned)
@@ -230,10 +246,10 @@ def _smaller_without_channel_slices(plan: MemoryPlan, planned) -> MemoryPlan:
     dense = planned(lambda node: "planned both ways, the arena is smaller with the Concat copying")
     if dense.arena_bytes >= plan.arena_bytes:
         return plan
-    for name in sorted(set(plan.elided_nodes) - set(dense.elided_nodes)):
-        dense.reuse_refusals.append((name, f"concat in place (channel slices): arena {plan.arena_bytes} bytes, "
-                                           f"{dense.arena_bytes} with the channel concats copying; kept the copies"))
-    return dense
+    kept = [(name, f"concat in place (channel slices): arena {plan.arena_bytes} bytes, "
+                   f"{dense.arena_bytes} with the channel concats copying; kept the copies")
+            for name in sorted(set(plan.elided_nodes) - set(dense.elided_nodes))]
+    return replace(dense, reuse_refusals=[*dense.reuse_refusals, *kept])
 
 
 def _placed(graph, names, lives, found: ReuseSet, alignment, io_in_arena, bound, time_limit, external,
@@ -244,10 +260,9 @@ def _placed(graph, names, lives, found: ReuseSet, alignment, io_in_arena, bound,
     if external:
         outside = [life for life in lives if life.name in external]
         offsets.update(_place(outside, found, alignment, time_limit / 2)[0])
-    plan = _assemble(graph, names, lives, found, offsets, alignment, io_in_arena, bound)
-    plan.allocator = allocator
+    plan = replace(_assemble(graph, names, lives, found, offsets, alignment, io_in_arena, bound), allocator=allocator)
     if external:
-        _split_arenas(plan, external, find_transfers(nodes, found, external))
+        plan = _split_arenas(plan, external, find_transfers(nodes, found, external))
     return plan
 
 
@@ -277,14 +292,14 @@ def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit:
     return dict(portfolio.offsets), portfolio.allocator
 
 
-def _split_arenas(plan: MemoryPlan, external: frozenset[str], transfers: dict[str, Transfer]) -> None:
-    """Label the external arena's tensors and size both arenas (graph split)."""
-    plan.tensors = {name: replace(p, region=NO_TARGET_EXTERNAL) if name in external else p
-                    for name, p in plan.tensors.items()}
-    outside = [p for p in plan.tensors.values() if p.name in external]
-    plan.external, plan.transfers = sorted(p.name for p in outside), transfers
+def _split_arenas(plan: MemoryPlan, external: frozenset[str], transfers: dict[str, Transfer]) -> MemoryPlan:
+    """``plan`` with the external arena's tensors labelled and both arenas sized (graph split)."""
+    tensors = {name: replace(p, region=NO_TARGET_EXTERNAL) if name in external else p
+               for name, p in plan.tensors.items()}
+    outside = [p for p in tensors.values() if p.name in external]
+    labelled = replace(plan, tensors=tensors, external=sorted(p.name for p in outside), transfers=transfers)
     top = lambda items: max((p.offset + align_up(p.size, plan.alignment) for p in items), default=0)  # noqa: E731
-    plan.arena_bytes, plan.external_bytes = top(plan._on_chip()), top(outside)
+    return replace(labelled, arena_bytes=top(labelled._on_chip()), external_bytes=top(outside))
 
 
 def _assemble(graph, names, lives, found: ReuseSet, offsets, alignment, io_in_arena,
@@ -328,7 +343,7 @@ def plan_problems(plan: MemoryPlan) -> list[str]:
         problems.append(f"{first.name} [{first.offset}, +{first.size}) and {second.name} "
                         f"[{second.offset}, +{second.size}) are alive together and share bytes")
     external = set(plan.external)
-    banks = plan.placement.arena_banks if plan.placement is not None else {}
+    banks = plan.placement.arena_banks if isinstance(plan, PlacedMemoryPlan) else {}
     for bank, size in banks.items():      # a split arena (.arena_banks): each bank on its own
         top = max((p.offset + p.size for p in placements if p.region == bank and p.name not in external), default=0)
         if size < top:
