@@ -40,7 +40,7 @@ from __future__ import annotations
 import heapq
 import logging
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..ir import Graph
@@ -190,14 +190,32 @@ def _banked(placement: TensorPlacement, regions: RegionPlacement) -> TensorPlace
     return replace(placement, region=bank, offset=offset, alias_of=alias)
 
 
-def plan_arguments(options: "DeploymentOptions") -> dict:
-    """The :func:`plan_memory` keywords a deployment's options set: the one mapping, used by the
-    driver's plan and by the planner the memory transformations try candidates with (two
-    mappings disagreed: automatic tiling planned with concat in place while the final plan
-    honoured ``concat_in_place = false``)."""
-    return {"alignment": options.alignment, "io_in_arena": options.io_in_arena, "reuse": options.reuse,
-            "overlap": options.overlap, "concat_in_place": None if options.concat_in_place else False,
-            "schedule": options.schedule, "time_limit": options.time_limit}
+@dataclass(frozen=True)
+class PlanOptions:
+    """The :func:`plan_memory` keywords a deployment's options set (:meth:`of`: the one
+    mapping from :class:`~mcudeploy.options.DeploymentOptions`); hashable, so a memory
+    transformation can key its cache on it."""
+    alignment: int = 16
+    io_in_arena: bool = True
+    reuse: bool = True
+    overlap: bool = True
+    concat_in_place: bool | None = None     # None: decided per concat; False: never in place
+    schedule: str = "memory-aware"
+    time_limit: float = 10.0
+
+    @classmethod
+    def of(cls, options: DeploymentOptions) -> PlanOptions:
+        """Used by the driver's plan and by the planner the memory transformations try
+        candidates with (two mappings disagreed: automatic tiling planned with concat in place
+        while the final plan honoured ``concat_in_place = false``)."""
+        return cls(alignment=options.alignment, io_in_arena=options.io_in_arena, reuse=options.reuse,
+                   overlap=options.overlap, concat_in_place=None if options.concat_in_place else False,
+                   schedule=options.schedule, time_limit=options.time_limit)
+
+
+def plan_arguments(options: DeploymentOptions) -> dict[str, Any]:
+    """:class:`PlanOptions` of ``options`` as :func:`plan_memory` keywords."""
+    return asdict(PlanOptions.of(options))
 
 
 def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignment: int = 16,

@@ -34,7 +34,7 @@ from ..kernels import choose_kernels
 from ..options import DeploymentOptions
 from ..passes.base import run_passes
 from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
-from .memory_plan import MemoryPlan, plan_arguments, plan_memory
+from .memory_plan import MemoryPlan, PlanOptions, plan_arguments, plan_memory
 from .placement import _arena_candidates, _capacities, home_region
 
 if TYPE_CHECKING:   # the transformations are imported when options ask for them (plan start-up)
@@ -100,7 +100,7 @@ def _auto_key(graph: Graph, target: Target | None, options: DeploymentOptions, l
                        tuple((v.shape, str(v.dtype)) for v in node.outputs)) for node in graph.nodes)
     return (structure, tuple(v.name for v in graph.inputs), tuple(v.name for v in graph.outputs),
             target.name if target is not None else None, limit, options.tiling_max_overhead, options.tiling_mode,
-            tuple(sorted(plan_arguments(options).items())), options.kernels)
+            PlanOptions.of(options), options.kernels)
 
 
 def _auto_tiling(graph: Graph, plan: Callable[[Graph], MemoryPlan], target: Target | None, options: DeploymentOptions) -> TilingChoice:
