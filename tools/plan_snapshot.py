@@ -4,7 +4,7 @@ changed no behaviour.
     python tools/plan_snapshot.py write DIR     # before the change
     python tools/plan_snapshot.py compare DIR   # after: exit 1 and name every difference
 
-Every shared model (../shared/models) is deployed in a few configurations (no target; a
+Every shared model (../shared/models, or $MCUDEPLOY_SHARED/models) is deployed in a few configurations (no target; a
 target with several RAM regions; a graph split to external RAM) and
 ``Deployment.to_json()`` plus the text of every generated network file is written to
 ``DIR/<model>.<config>.json``. ``compare`` recomputes them and compares them exactly.
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = REPO.parent / "shared" / "models"
+MODELS = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared")) / "models"
 CONFIGS = {"none": {}, "h743": {"target": "stm32h743"},
            "split": {"target": "mps3-an547", "split_auto": True}}
 logger = logging.getLogger("plan_snapshot")
