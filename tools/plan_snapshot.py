@@ -5,7 +5,8 @@ changed no behaviour.
     python tools/plan_snapshot.py compare DIR   # after: exit 1 and name every difference
 
 Every shared model (../shared/models, or $MCUDEPLOY_SHARED/models) is deployed in a few configurations (no target; a
-target with several RAM regions; a graph split to external RAM) and
+target with several RAM regions, one arena or split over its banks; a graph split to
+external RAM down to a 16 KiB on-chip arena) and
 ``Deployment.to_json()`` plus the text of every generated network file is written to
 ``DIR/<model>.<config>.json``. ``compare`` recomputes them and compares them exactly.
 """
@@ -21,7 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 MODELS = Path(os.environ.get("MCUDEPLOY_SHARED", REPO.parent / "shared")) / "models"
 CONFIGS = {"none": {}, "h743": {"target": "stm32h743"},
-           "split": {"target": "mps3-an547", "split_auto": True}}
+           "banks": {"target": "stm32h743", "split_arena": True},
+           "split": {"target": "mps3-an547", "split_auto": True, "split_limit": 16 * 1024}}
 logger = logging.getLogger("plan_snapshot")
 
 
