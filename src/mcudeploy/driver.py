@@ -62,6 +62,10 @@ from .targets import Target, load_memory_pools, load_target
 
 if TYPE_CHECKING:
     from .kernels import KernelSelection
+    from .plan.ledger import Ledger
+    from .plan.memory_plan import PlacedMemoryPlan
+    from .plan.memory_transform import MemoryTransform
+    from .plan.placement import RegionPlacement
 
 
 def load_graph(path: str | Path, *, input_shapes: InputShapes | None = None,
@@ -160,7 +164,8 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
     return deploy(graph, options, target=deployment.target)
 
 
-def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | None, options: DeploymentOptions, transform):
+def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | None, options: DeploymentOptions,
+                    transform: MemoryTransform) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
     """Steps 5-7: plan, place, ledger."""
     plan = plan_memory(deployed, kernels=kernels, external=transform.external, **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)

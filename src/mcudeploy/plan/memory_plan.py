@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import heapq
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..ir import Graph
+from ..ir import Graph, Node
 from ..kernels import KernelSelection, choose_kernels
 from .bounds import live_set_bound
 from .buffers import align_up, arena_size_of
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 from .paired_greedy import allocate_paired
 from .placement import NO_TARGET_ARENA, NO_TARGET_EXTERNAL, NO_TARGET_WEIGHTS, RegionPlacement
 from .portfolio import plan_buffers
-from .reuse import OverlapPair, ReuseSet, find_reuse, group_buffers, groups_of
+from .reuse import OverlapPair, ReuseSet, StridedOutputRule, find_reuse, group_buffers, groups_of
 from .schedule import order_peak
 from .schedule import schedule as memory_aware_schedule
 from .transfers import Transfer, find_transfers
@@ -242,7 +243,7 @@ def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignme
     # views (Reshape & co.) always alias: they cost nothing and their kernel is a no-op then
     external = frozenset(external)
 
-    def planned(strided_output) -> MemoryPlan:
+    def planned(strided_output: StridedOutputRule) -> MemoryPlan:
         found = find_reuse(graph, nodes, lives, alignment, concat_in_place=concat_in_place if reuse else False,
                            overlap=overlap and reuse, distance=kernels.overlap_distance, external=external,
                            strided_output=strided_output)
@@ -257,7 +258,7 @@ def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignme
     return plan
 
 
-def _smaller_without_channel_slices(plan: MemoryPlan, planned) -> MemoryPlan:
+def _smaller_without_channel_slices(plan: MemoryPlan, planned: Callable[[StridedOutputRule], MemoryPlan]) -> MemoryPlan:
     """A channel concat in place holds its whole output from its first producer on, which
     the live-set bound of :mod:`.reuse` allows, yet overlap reuse may pack the copying
     Concat tighter: both are placed, the smaller arena is kept (ties: in place, no copy)."""
@@ -270,8 +271,9 @@ def _smaller_without_channel_slices(plan: MemoryPlan, planned) -> MemoryPlan:
     return replace(dense, reuse_refusals=[*dense.reuse_refusals, *kept])
 
 
-def _placed(graph, names, lives, found: ReuseSet, alignment, io_in_arena, bound, time_limit, external,
-            nodes) -> MemoryPlan:
+def _placed(graph: Graph, names: list[str], lives: list[TensorLife], found: ReuseSet, alignment: int,
+            io_in_arena: bool, bound: int, time_limit: float, external: frozenset[str],
+            nodes: list[Node]) -> MemoryPlan:
     """Offsets of the groups of ``found`` (both arenas with a split), as a :class:`MemoryPlan`."""
     offsets, allocator = _place([life for life in lives if life.name not in external], found, alignment,
                                time_limit)
@@ -293,7 +295,7 @@ def _check_options(alignment: int, schedule: str, time_limit: float) -> None:
         raise UsageError(f"time limit must be positive, got {time_limit}")
 
 
-def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit: float):
+def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit: float) -> tuple[dict[int | str, int], str]:
     """Group offsets: portfolio without overlap vs pair-aware first fit; smaller arena wins.
     When the overlap plan is already at or below the live-set bound of the groups, no
     packing without overlap can beat it, so the portfolio's search is not run."""
@@ -320,16 +322,18 @@ def _split_arenas(plan: MemoryPlan, external: frozenset[str], transfers: dict[st
     return replace(labelled, arena_bytes=top(labelled._on_chip()), external_bytes=top(outside))
 
 
-def _assemble(graph, names, lives, found: ReuseSet, offsets, alignment, io_in_arena,
-              bound) -> MemoryPlan:
+def _assemble(graph: Graph, names: list[str], lives: list[TensorLife], found: ReuseSet,
+              offsets: dict[int | str, int], alignment: int, io_in_arena: bool, bound: int) -> MemoryPlan:
     region = NO_TARGET_ARENA
-    tensors, scratch = {}, {}
+    tensors: dict[str, TensorPlacement] = {}
+    scratch: dict[str, TensorPlacement] = {}
     for life in lives:
         root, inner = found.root(life.name)
         alias = found.aliases[life.name].base if life.name in found.aliases else None
         placement = TensorPlacement(life.name, region, offsets[root] + inner, life.size,
                                     life.first_step, life.last_step, alias)
         if life.kind == KIND_SCRATCH:
+            assert life.node is not None   # a scratch buffer is its node's
             scratch[life.node] = placement
         else:
             tensors[life.name] = placement
