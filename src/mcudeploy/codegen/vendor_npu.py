@@ -48,6 +48,7 @@ from ..mapping import NPU, partition_graph
 
 if TYPE_CHECKING:
     from ..deployment import Deployment
+    from ..targets import MemoryRegion
 
 PROFILE, PROFILE_FILE, SCRIPT, MANIFEST_FILE = "mcudeploy", "neural_art.json", "stedgeai.sh", "handoff.json"
 # ST's documented optimisation options for the STM32N6 (the "O3" profiles of ST Edge AI's
@@ -137,7 +138,7 @@ def memory_pool_document(deployment: Deployment) -> dict:
     return {"memory": {"memFilePrefix": "atonbuf", "mempools": pools}}
 
 
-def _pool(region, activations: bool, constants: bool, capacity: int | None) -> dict:
+def _pool(region: MemoryRegion, activations: bool, constants: bool, capacity: int | None) -> dict:
     size = (capacity if capacity is not None else region.size) if activations or constants else 0
     prop: dict[str, object] = {"rights": "ACC_WRITE" if region.writable else "ACC_READ",
                                "throughput": _class(region.speed, (1e9, 3e8), ("HIGH", "MID", "LOW")),

@@ -292,7 +292,7 @@ def estimate(deployment: Deployment, runtime: str = "mcudeploy", core_clock_hz: 
     _check(deployment, core_clock_hz, npu_clock_hz)
     overlay = _overlay_for(deployment, overlay, defaults)
     target = deployment.require_target("the estimate")
-    if _uses_npu(deployment):
+    if _uses_npu(deployment) and target.npu is not None:   # nodes on the NPU: the target has one
         missing = missing_npu_figures(target.npu)
         if missing:
             raise TargetError(f"{target.source}: the NPU estimate needs {', '.join(missing)} "

@@ -49,7 +49,7 @@ from .space import Space, SpaceContext
 from .trial import FAIL, PASS, Metrics, Trial
 
 if TYPE_CHECKING:
-    from ..targets import Target
+    from ..targets import MemoryRegion, Target
 
 logger = logging.getLogger(__name__)
 VELA_VARIABLE = "MCUDEPLOY_VELA"          # the Vela executable (default: ``vela`` on PATH)
@@ -101,7 +101,7 @@ def accelerator_of(target: Target) -> str:
     return f"ethos-u{match.group(1)}-{match.group(2)}"
 
 
-def _scale(region, clock_hz: float) -> float:
+def _scale(region: MemoryRegion, clock_hz: float) -> float:
     return round(min(1.0, region.speed / (clock_hz * AXI_BYTES)), 6)
 
 
