@@ -209,8 +209,7 @@ def _check_io(graph: Graph) -> None:
 
 def _region_capacity(deployment: Deployment, region: str) -> int | None:
     """Bytes the arena may take in ``region`` (the ledger's capacity), None without a target."""
-    placement = deployment.plan.placement
-    return placement.capacity.get(region) if placement is not None else None
+    return deployment.plan.placement.capacity.get(region)
 
 
 def render_network(deployment: Deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None,
