@@ -36,14 +36,13 @@ from paths import REPO, RESULTS
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from tiling_bench import UNET_512_TILES, UNET_LEVELS  # noqa: E402
-from trial_cost_bench import quantized_unet  # noqa: E402
-
 from mcudeploy.driver import deployable_graph, load_graph  # noqa: E402
 from mcudeploy.options import DeploymentOptions, TilingRegion  # noqa: E402
 from mcudeploy.search.reasons import Constraints  # noqa: E402
 from mcudeploy.search.trial import evaluate  # noqa: E402
 from mcudeploy.targets import load_target  # noqa: E402
+from tiling_bench import UNET_512_TILES, UNET_LEVELS  # noqa: E402
+from trial_cost_bench import quantized_unet  # noqa: E402
 
 TIME = {512: 600, 256: 300}
 

@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import DoesNotFitError
+from .errors import DoesNotFitError, UsageError
 from .ir import Graph
 from .kernels import KernelSelection
 from .mapping import NPU, Mapping, Partition, executor_summary, partitions
 from .options import DeploymentOptions
 from .plan.ledger import Ledger
-from .plan.memory_plan import MemoryPlan
+from .plan.memory_plan import PlacedMemoryPlan
 from .plan.memory_transform import MemoryTransform
 from .targets import Target
 
@@ -52,7 +52,7 @@ class Deployment:
     options: DeploymentOptions
     mapping: Mapping | None             # device of every node (None without a target)
     kernels: KernelSelection            # kernel variant of every node, with its reason
-    plan: MemoryPlan                    # order, offsets, scratch, final regions (plan.placement)
+    plan: PlacedMemoryPlan              # order, offsets, scratch, final regions (plan.placement)
     ledger: Ledger                      # every byte per region against capacity; fit verdict
     warnings: list[str] = field(default_factory=list)
     _params: dict[str, Any] | None = field(default=None, repr=False)
@@ -97,6 +97,13 @@ class Deployment:
     def name(self) -> str:
         return self.source.name
 
+    def require_target(self, what: str) -> Target:
+        """The target, or :class:`UsageError` naming ``what`` needs one (a deployment without
+        a target has no core, regions or NPU to read)."""
+        if self.target is None:
+            raise UsageError(f"{self.name}: {what} needs a target (--target NAME or a .toml file)")
+        return self.target
+
     def require_fit(self, what: str = "") -> None:
         """:class:`DoesNotFitError` (exit 8) naming the regions and bytes, unless it fits."""
         if not self.fits:
@@ -133,7 +140,7 @@ def check_deployment(deployment: Deployment) -> list[str]:
     graph, plan = deployment.graph, deployment.plan
     if sorted(plan.order) != sorted(n.name for n in graph.nodes):
         problems.append("plan.order does not list every node exactly once")
-    if plan.placement is None:
+    if not isinstance(plan, PlacedMemoryPlan):
         problems.append("the plan has no region placement")
     else:
         regions = {p.region for p in [*plan.tensors.values(), *plan.scratch.values()]}

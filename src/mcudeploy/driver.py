@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .deployment import Deployment
 from .errors import UsageError
@@ -58,6 +59,13 @@ from .plan.memory_plan import plan_arguments, plan_memory
 from .plan.memory_transform import transform_for_memory
 from .plan.placement import no_target_placement, place_regions
 from .targets import Target, load_memory_pools, load_target
+
+if TYPE_CHECKING:
+    from .kernels import KernelSelection
+    from .plan.ledger import Ledger
+    from .plan.memory_plan import PlacedMemoryPlan
+    from .plan.memory_transform import MemoryTransform
+    from .plan.placement import RegionPlacement
 
 
 def load_graph(path: str | Path, *, input_shapes: InputShapes | None = None,
@@ -143,7 +151,6 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
         raise UsageError(f"partition {partition.index} runs on the {partition.device}: only CPU partitions "
                          "are mcudeploy's code")
     placement = deployment.plan.placement
-    assert placement is not None  # deploy() places the plan
     vendor = {placement.arena_region, *placement.arena_banks}
     if placement.external_region is not None:
         vendor.add(placement.external_region)
@@ -157,7 +164,8 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
     return deploy(graph, options, target=deployment.target)
 
 
-def _plan_and_place(deployed: Graph, kernels, target, options: DeploymentOptions, transform):
+def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | None, options: DeploymentOptions,
+                    transform: MemoryTransform) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
     """Steps 5-7: plan, place, ledger."""
     plan = plan_memory(deployed, kernels=kernels, external=transform.external, **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,10 @@ from ..validate.size_report import SIZE_BOARD, size_core, size_report
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
 from .registry import command
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..targets import Target
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +77,7 @@ def load_test_vectors(path: Path, graph) -> TestVectors:
     return TestVectors(samples.arrays, run_int(graph, samples.arrays, batch=True), str(path.name))
 
 
-def _core(args: argparse.Namespace, target) -> str:
+def _core(args: argparse.Namespace, target: Target | None) -> str:
     return args.core or size_core(target.core if target is not None else None)
 
 
@@ -113,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
         written = write_project(files, args.output, force=args.force)
     note_generation(written)
     console = make_console()
-    assert plan.placement is not None  # deploy() places the plan
     console.print(f"{args.output}: {len(written)} files; {len(plan.order)} layers, arena "
                   f"{plan.arena_bytes} bytes in {plan.placement.arena_region}"
                   + (f", {len(vectors.inputs[graph.inputs[0].name])} test vector(s)" if vectors else ""))
@@ -133,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _handoff(args: argparse.Namespace, deployment) -> int:
+def _handoff(args: argparse.Namespace, deployment: Deployment) -> int:
     """``--executor vendor-npu``: the hand-off for ST Edge AI (:mod:`mcudeploy.codegen.vendor_npu`)
     instead of C kernels for the NPU nodes; each CPU partition as mcudeploy's C project."""
     given = [flag for flag, value in (("--test-vectors", args.test_vectors), ("--trustzone", args.trustzone),

@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..driver import deploy
 from ..errors import UsageError
@@ -35,6 +36,9 @@ from .deployment_args import add_deployment_arguments, deployment_options
 from .model_arguments import input_shapes_from
 from .output import add_json_argument, check_outputs, emit, to_stdout
 from .registry import command
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 CSV_TIME_LIMIT = 60.0
 
@@ -112,7 +116,7 @@ def _plan_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(deployment) -> None:
+def _print(deployment: Deployment) -> None:
     tables, lines = ledger_tables(deployment), plan_figures(deployment) + latency_lines(deployment, note_estimate)
     text = None if sys.stdout.isatty() else plain_text(tables, lines, PIPED_WIDTH)
     if text is not None:   # what the console would print, without importing rich

@@ -11,14 +11,18 @@ the bytes): the generated code never holds an arena larger than its region, and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .emit_project import ProjectOptions, TestVectors, generate_files
 from .output_dir import MANIFEST, write_project
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 __all__ = ["MANIFEST", "ProjectOptions", "TestVectors", "generate_files", "generate_project",
            "write_project"]
 
 
-def generate_project(deployment, folder: Path, options: ProjectOptions, *, force: bool = False) -> list[Path]:
+def generate_project(deployment: Deployment, folder: Path, options: ProjectOptions, *, force: bool = False) -> list[Path]:
     """Generate the project of ``deployment`` and write it into ``folder``."""
     return write_project(generate_files(deployment, options), folder, force=force)

@@ -23,6 +23,7 @@ assume mcudeploy's static arena.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from .c_literals import c_float
 from .emit_network import Arena
 from .identifiers import C_KEYWORDS, comment_text, string_literal
 from .templates import render
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 APIS = ("mcudeploy", "st-ai", "legacy")
 CLIENT_APIS = APIS[1:]
@@ -92,7 +96,7 @@ def _height_width_channels(value: Value) -> list[int] | None:
     return [int(size) for size in value.shape[1:]]
 
 
-def _context(deployment, name: str, sources: list[str], test_vectors: bool) -> dict:
+def _context(deployment: Deployment, name: str, sources: list[str], test_vectors: bool) -> dict:
     graph, plan = deployment.graph, deployment.plan
     arena = Arena(plan, deployment.options.alignment)
     return {"name": name, "upper": name.upper(), "model": comment_text(deployment.name),
@@ -124,7 +128,7 @@ def _api_files(api: str, name: str, context: dict) -> dict[str, str]:
             f"{name}.c": render("client/ai_network.c.j2", context)}
 
 
-def client_api_files(deployment, files: dict[str, str], api: str, name: str,
+def client_api_files(deployment: Deployment, files: dict[str, str], api: str, name: str,
                      runtime_sources: list[str]) -> dict[str, str]:
     """The project of ``api`` (module docstring) from mcudeploy's ``files``."""
     moved = {(path if path.startswith("boards/") else f"mcudeploy/{path}"): text

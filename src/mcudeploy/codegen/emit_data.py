@@ -15,7 +15,7 @@ The fragment lists one output section per region for the board's linker script.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from .identifiers import IdentifierTable, clean, comment_text
 from .kernel_calls import ConstArray
 from .templates import render
 
+if TYPE_CHECKING:
+    from ..plan.memory_plan import MemoryPlan
+    from ..targets import Target
+
 ALIGNMENT = 16
 
 
@@ -37,7 +41,7 @@ class DataSection:
     writable: bool
 
 
-def region_writable(target, region: str) -> bool:
+def region_writable(target: Target | None, region: str) -> bool:
     """Whether the target says ``region`` is writable (no target: read-only)."""
     if target is None:
         return False
@@ -47,13 +51,13 @@ def region_writable(target, region: str) -> bool:
         return False
 
 
-def section_of(target, region: str) -> DataSection:
+def section_of(target: Target | None, region: str) -> DataSection:
     writable = region_writable(target, region)
     kind = ".data" if writable else ".rodata"
     return DataSection(region, f"{kind}.mcu_weights.{clean(region) or 'default'}", writable)
 
 
-def constant_arrays(graph: Graph, plan, symbols: IdentifierTable) -> list[ConstArray]:
+def constant_arrays(graph: Graph, plan: MemoryPlan, symbols: IdentifierTable) -> list[ConstArray]:
     """One :class:`ConstArray` per constant a node reads, in first-use order."""
     arrays, seen = [], set()
     for node in graph.nodes:
@@ -69,7 +73,7 @@ def constant_arrays(graph: Graph, plan, symbols: IdentifierTable) -> list[ConstA
     return arrays
 
 
-def _entries(arrays: list[ConstArray], target) -> tuple[list[dict], list[dict]]:
+def _entries(arrays: list[ConstArray], target: Target | None) -> tuple[list[dict], list[dict]]:
     """(arrays to define, same-bytes duplicates): an array equal to an earlier one in the same
     region (the per-tile copies of a tiled layer's requantization or kernel-layout arrays) is
     the earlier one under a second name (``#define`` in network_data.h), not a second copy."""
@@ -89,7 +93,7 @@ def _entries(arrays: list[ConstArray], target) -> tuple[list[dict], list[dict]]:
     return entries, duplicates
 
 
-def render_data(arrays: list[ConstArray], target, model: str, alignment: int = ALIGNMENT,
+def render_data(arrays: list[ConstArray], target: Target | None, model: str, alignment: int = ALIGNMENT,
                 arena_sections: dict[str, str] | None = None) -> dict[str, str]:
     """``{"network_data.h": ..., "network_data.c": ..., "network_sections.ld": ...}``;
     ``arena_sections``: plan region -> section of the arena array placed there."""

@@ -15,7 +15,7 @@ the inputs to their planned offsets, calls one runtime kernel per node in the pl
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -26,6 +26,10 @@ from .c_literals import c_float, c_type
 from .identifiers import IdentifierTable, clean, comment_text, string_literal
 from .kernel_calls import CallContext, ConstArray, KernelCall, emit_call
 from .templates import render
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..plan.memory_plan import PlacedMemoryPlan, TensorPlacement
 
 DTYPE_ENUM = {"int8": "NETWORK_DTYPE_INT8", "int16": "NETWORK_DTYPE_INT16",
               "int32": "NETWORK_DTYPE_INT32", "float32": "NETWORK_DTYPE_FLOAT32",
@@ -46,7 +50,7 @@ class Layer:
 class Arena:
     """The arena arrays (one per plan region) and the C pointer of every planned tensor."""
 
-    def __init__(self, plan, alignment: int) -> None:
+    def __init__(self, plan: PlacedMemoryPlan, alignment: int) -> None:
         self.plan = plan
         extents: dict[str, int] = {}
         for placement in [*plan.tensors.values(), *plan.scratch.values()]:
@@ -59,11 +63,11 @@ class Arena:
         self.symbols = {region: f"network_arena_{clean(region) or 'default'}" for region in self.sizes}
         # a graph split's external arena gets its own section family, so that a board's linker
         # script can send it to external RAM (boards/<board>.ld: .bss.mcu_external*)
-        external = getattr(plan.placement, "external_region", None) if plan.placement is not None else None
+        external = plan.placement.external_region
         self.sections = {region: f".bss.mcu_{'external' if region == external else 'arena'}."
                                  f"{clean(region) or 'default'}" for region in self.sizes}
 
-    def address(self, placement) -> str:
+    def address(self, placement: TensorPlacement) -> str:
         return f"{self.symbols[placement.region]} + {placement.offset}"
 
     def tensor(self, value: Value) -> str:
@@ -95,13 +99,13 @@ def _transfer_call(transfer, arena: Arena) -> KernelCall:
     return KernelCall(call=f"(network_copy({destination}, {source}{offset}, {transfer.bytes}u), MCU_OK)")
 
 
-def variant_headers(deployment) -> list[str]:
+def variant_headers(deployment: Deployment) -> list[str]:
     """The runtime headers (relative to ``runtime/``) the chosen kernel variants need, sorted."""
     return sorted({header for node in deployment.graph.nodes
                    for header in deployment.kernels.variant(node).headers})
 
 
-def _layers(deployment, arena: Arena, constants: IdentifierTable,
+def _layers(deployment: Deployment, arena: Arena, constants: IdentifierTable,
             overrides: dict[str, dict[int, str]], client_arenas: bool = False) -> list[Layer]:
     graph, plan, params = deployment.graph, deployment.plan, deployment.params
     weights_region = dict(plan.weights)
@@ -112,8 +116,8 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
     def pointer(value: Value) -> str:
         return constants[value.name] if value.const is not None else arena.tensor(value)
 
-    elided = set(getattr(plan, "elided_nodes", ()))   # the plan made them no-ops (concat in place)
-    transfers = getattr(plan, "transfers", {})        # the plan's copies across arenas (graph split)
+    elided = set(plan.elided_nodes)   # the plan made them no-ops (concat in place)
+    transfers = plan.transfers        # the plan's copies across arenas (graph split)
     for name in (name for name in plan.order if name not in elided):
         index = len(layers)
         node = nodes[name]
@@ -143,10 +147,10 @@ def _layers(deployment, arena: Arena, constants: IdentifierTable,
     return layers
 
 
-def _channel_stride(deployment, node) -> int:
+def _channel_stride(deployment: Deployment, node) -> int:
     """The plan's c_stride of ``node``'s output (0 = dense); a plan that gives one to a
     kernel that does not honour it is a bug, stopped here rather than in the C."""
-    stride = getattr(deployment.plan, "channel_strides", {}).get(node.outputs[0].name, 0) if node.outputs else 0
+    stride = deployment.plan.channel_strides.get(node.outputs[0].name, 0) if node.outputs else 0
     refusal = deployment.kernels.strided_output_refusal(node) if stride else None
     if refusal:
         raise AssertionError(f"memory plan: {node.name!r} writes a channel slice, but {refusal}")
@@ -203,13 +207,12 @@ def _check_io(graph: Graph) -> None:
                                    "C code needs every output computed by a node")
 
 
-def _region_capacity(deployment, region: str) -> int | None:
+def _region_capacity(deployment: Deployment, region: str) -> int | None:
     """Bytes the arena may take in ``region`` (the ledger's capacity), None without a target."""
-    placement = deployment.plan.placement
-    return placement.capacity.get(region) if placement is not None else None
+    return deployment.plan.placement.capacity.get(region)
 
 
-def render_network(deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None,
+def render_network(deployment: Deployment, constants: IdentifierTable, overrides: dict[str, dict[int, str]] | None = None,
                    *, client_arenas: bool = False
                    ) -> tuple[dict[str, str], list[ConstArray], list[str], dict[str, str]]:
     """The text of ``network.h`` / ``network.c``, the requantization arrays the calls need,
@@ -232,7 +235,7 @@ def render_network(deployment, constants: IdentifierTable, overrides: dict[str, 
                     "section": arena.sections[r], "capacity": _region_capacity(deployment, r)}
                    for r, size in arena.sizes.items()],
         "arena_bytes": sum(arena.sizes.values()),
-        "transfers": len(getattr(plan, "transfers", {})),
+        "transfers": len(plan.transfers),
         "variant_headers": [header.rsplit("/", 1)[-1] for header in variant_headers(deployment)
                             if header.startswith("include/")],
         "inputs": [_tensor_info(v, arena) for v in graph.inputs],

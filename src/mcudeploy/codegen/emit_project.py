@@ -23,7 +23,7 @@ from __future__ import annotations
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from .identifiers import IdentifierTable, comment_text
 from .templates import render
 from .trustzone import AN547_LAYOUT, render_trustzone
 from .variant_constants import variant_constants
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 
 def _runtime_folder() -> Path:
@@ -121,7 +124,7 @@ def _build_files(model: str, runtime_sources: list[str], test_vectors: bool,
     return files
 
 
-def _check_deployable(deployment) -> None:
+def _check_deployable(deployment: Deployment) -> None:
     if deployment.executor != "mcudeploy":
         raise UsageError(f"{deployment.name}: executor {deployment.executor}: the NPU nodes are the vendor's code, "
                          "not C that mcudeploy writes or runs; 'mcudeploy generate --executor vendor-npu' writes "
@@ -136,7 +139,7 @@ def _check_deployable(deployment) -> None:
     deployment.require_fit("no C code generated")
 
 
-def generate_files(deployment, options: ProjectOptions = ProjectOptions()) -> dict[str, str]:
+def generate_files(deployment: Deployment, options: ProjectOptions = ProjectOptions()) -> dict[str, str]:
     """Every file of the project of ``deployment`` (see the module docstring), by relative path."""
     check_api_options(options.api, options.name, options.trustzone)
     _check_deployable(deployment)

@@ -15,11 +15,16 @@ each variant's ``prepare_constants(node, params)`` says what it reads at which i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .identifiers import IdentifierTable
 from .kernel_calls import ConstArray
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..plan.memory_plan import MemoryPlan
 
 
 @dataclass
@@ -45,7 +50,7 @@ def _readers(graph) -> dict[str, int]:
     return counts
 
 
-def _weights_region(node, plan) -> str:
+def _weights_region(node, plan: MemoryPlan) -> str:
     weights = dict(plan.weights)
     for value in node.inputs[1:]:
         if value is not None and value.name in weights:
@@ -53,7 +58,7 @@ def _weights_region(node, plan) -> str:
     return next(iter(sorted(set(weights.values()))), "FLASH")
 
 
-def variant_constants(deployment, constants: IdentifierTable) -> VariantConstants:
+def variant_constants(deployment: Deployment, constants: IdentifierTable) -> VariantConstants:
     """The arrays every node's chosen variant reads in place of its constants (module docstring)."""
     graph, plan = deployment.graph, deployment.plan
     readers = _readers(graph)

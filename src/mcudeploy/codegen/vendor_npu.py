@@ -39,11 +39,16 @@ from __future__ import annotations
 
 import json
 import shlex
+from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedError
 from ..exporters.tflite_writer import to_tflite
 from ..ir import Value
 from ..mapping import NPU, partition_graph
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..targets import MemoryRegion
 
 PROFILE, PROFILE_FILE, SCRIPT, MANIFEST_FILE = "mcudeploy", "neural_art.json", "stedgeai.sh", "handoff.json"
 # ST's documented optimisation options for the STM32N6 (the "O3" profiles of ST Edge AI's
@@ -53,7 +58,7 @@ ST_TARGET = "stm32n6"
 KILO = 1024
 
 
-def check_vendor_target(deployment) -> None:
+def check_vendor_target(deployment: Deployment) -> None:
     """One line unless the deployment's NPU is one ST Edge AI compiles for."""
     target = deployment.target
     if target is None or target.npu is None or "neural-art" not in target.npu.name.lower():
@@ -63,7 +68,7 @@ def check_vendor_target(deployment) -> None:
                                "estimate and plan work with it, generate needs --executor mcudeploy")
 
 
-def handoff_files(deployment, cpu_projects: dict[int, dict[str, str]]) -> dict[str, str | bytes]:
+def handoff_files(deployment: Deployment, cpu_projects: dict[int, dict[str, str]]) -> dict[str, str | bytes]:
     """Every hand-off file (module docstring), by relative path."""
     check_vendor_target(deployment)
     stem = deployment.source.stem
@@ -95,10 +100,11 @@ def handoff_files(deployment, cpu_projects: dict[int, dict[str, str]]) -> dict[s
     return files
 
 
-def compiler_options(deployment) -> list[str]:
+def compiler_options(deployment: Deployment) -> list[str]:
     """The Neural-ART compiler options of the profile (module docstring)."""
     options = list(ST_OPTIONS)
-    if deployment.target.npu.epoch_controller:
+    npu = deployment.require_target("the vendor NPU hand-off").npu
+    if npu is not None and npu.epoch_controller:
         options.append("--enable-epoch-controller")
     return options
 
@@ -110,7 +116,7 @@ def stedgeai_command(model: str, index: int) -> list[str]:
             "--output", f"st_ai_output/partition_{index}"]
 
 
-def _io_options(deployment) -> list[str]:
+def _io_options(deployment: Deployment) -> list[str]:
     return [] if deployment.options.io_in_arena else ["--no-inputs-allocation", "--no-outputs-allocation"]
 
 
@@ -120,9 +126,9 @@ def _script(commands: list[list[str]]) -> str:
     return "\n".join(lines + [" ".join(shlex.quote(word) for word in command) for command in commands]) + "\n"
 
 
-def memory_pool_document(deployment) -> dict:
+def memory_pool_document(deployment: Deployment) -> dict:
     """The ``.mpool`` of the deployment's placement (module docstring)."""
-    placement, target = deployment.plan.placement, deployment.target
+    placement, target = deployment.plan.placement, deployment.require_target("the vendor NPU hand-off")
     arena = {placement.arena_region, *placement.arena_banks}
     if placement.external_region is not None:
         arena.add(placement.external_region)
@@ -132,7 +138,7 @@ def memory_pool_document(deployment) -> dict:
     return {"memory": {"memFilePrefix": "atonbuf", "mempools": pools}}
 
 
-def _pool(region, activations: bool, constants: bool, capacity: int | None) -> dict:
+def _pool(region: MemoryRegion, activations: bool, constants: bool, capacity: int | None) -> dict:
     size = (capacity if capacity is not None else region.size) if activations or constants else 0
     prop: dict[str, object] = {"rights": "ACC_WRITE" if region.writable else "ACC_READ",
                                "throughput": _class(region.speed, (1e9, 3e8), ("HIGH", "MID", "LOW")),
@@ -164,7 +170,7 @@ def _tensor(value: Value) -> dict:
             "zero_point": [int(z) for z in quant.zero_point] if quant is not None else None}
 
 
-def _manifest(deployment, pool_file: str, entries: list[dict]) -> dict:
+def _manifest(deployment: Deployment, pool_file: str, entries: list[dict]) -> dict:
     placement = deployment.plan.placement
     weights: dict[str, int] = {}
     for value in deployment.graph.constants():
@@ -172,7 +178,7 @@ def _manifest(deployment, pool_file: str, entries: list[dict]) -> dict:
         if region is not None:
             weights[region] = weights.get(region, 0) + value.nbytes
     return {"executor": "vendor-npu", "compiler": "ST Edge AI Core (stedgeai)", "model": str(deployment.source),
-            "target": deployment.target.name, "memory_pool": pool_file, "profile": f"{PROFILE}@{PROFILE_FILE}",
+            "target": deployment.require_target("the vendor NPU hand-off").name, "memory_pool": pool_file, "profile": f"{PROFILE}@{PROFILE_FILE}",
             "compiler_options": compiler_options(deployment), "script": SCRIPT,
             "placement": {"activations": placement.arena_region, "arena_bytes": deployment.plan.arena_bytes,
                           "weights": weights},

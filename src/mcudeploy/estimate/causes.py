@@ -7,6 +7,7 @@ operand stream that waited longest, which the layer models put in ``LayerCost.no
 """
 from __future__ import annotations
 
+from ..targets import MemoryRegion
 from .records import LayerCost
 
 
@@ -23,7 +24,7 @@ def rate_text(bytes_per_second: float) -> str:
     return f"{bytes_per_second / 1e6:.3g} MB/s"
 
 
-def memory_cause(operand: str, region, moved: float, waits: float, clock_hz: float) -> str:
+def memory_cause(operand: str, region: MemoryRegion, moved: float, waits: float, clock_hz: float) -> str:
     speed = f"at {rate_text(region.bandwidth)}" if region.bandwidth else f"{region.latency_cycles} wait cycles"
     return (f"{size_text(moved)} of {operand} read from {region.name} {speed} "
             f"({waits / clock_hz * 1e6:.3g} us of waits)")

@@ -45,7 +45,8 @@ from .records import Estimate, LayerCost
 from .traffic import copy_in_place
 
 if TYPE_CHECKING:
-    from ..plan.memory_plan import MemoryPlan
+    from ..deployment import Deployment
+    from ..plan.memory_plan import PlacedMemoryPlan
 
 ON_CHIP_NPU_SCALES = ("sram",)     # region kinds clocked with the NPU (bytes per cycle kept)
 
@@ -54,7 +55,7 @@ ON_CHIP_NPU_SCALES = ("sram",)     # region kinds clocked with the NPU (bytes pe
 class Setting:
     """Everything the layer models read, resolved once per estimate."""
     target: Target
-    plan: MemoryPlan
+    plan: PlacedMemoryPlan
     variants: dict[str, str]
     core_model: CoreModel
     profile: RuntimeProfile
@@ -79,7 +80,6 @@ class Setting:
         placement = self.plan.tensors.get(value.name)
         if placement is not None:
             return placement.region
-        assert self.plan.placement is not None  # a deployment's plan is placed (with_placement)
         return self.plan.placement.home_region
 
     def npu_bytes_per_cycle(self, name: str) -> float:
@@ -109,7 +109,7 @@ class Setting:
         return (external.name if external else (largest.name if largest else "")), failure
 
 
-def _check(deployment, core_clock_hz, npu_clock_hz) -> None:
+def _check(deployment: Deployment, core_clock_hz, npu_clock_hz) -> None:
     if deployment.target is None:
         raise UsageError(f"{deployment.name}: the estimate needs a target (--target NAME or a .toml file)")
     for option, value in (("--core-clock", core_clock_hz), ("--npu-clock", npu_clock_hz)):
@@ -120,7 +120,7 @@ def _check(deployment, core_clock_hz, npu_clock_hz) -> None:
         raise TargetError(f"{target.source}: [core] clock_mhz is missing or zero; the estimate needs the clock")
 
 
-def _uses_npu(deployment) -> bool:
+def _uses_npu(deployment: Deployment) -> bool:
     return deployment.mapping is not None and any(p.device == "npu" for p in deployment.mapping.placements)
 
 
@@ -145,8 +145,8 @@ def check_runtime(runtime: str, overlay: Overlay | str | Path | None = None) -> 
     _resolve_runtime(runtime, merged)
 
 
-def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay: Overlay | None) -> Setting:
-    target = deployment.target
+def make_setting(deployment: Deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay: Overlay | None) -> Setting:
+    target = deployment.require_target("the estimate")
     model = core_model(target.core, target.source)
     if overlay is not None:
         model = overlay.apply_core(model)
@@ -160,13 +160,13 @@ def make_setting(deployment, runtime: str, core_clock_hz, npu_clock_hz, overlay:
                    overlay.flash_cycles_per_byte if overlay is not None else 0.0)
 
 
-def _overlay_for(deployment, overlay: Overlay | str | Path | None, defaults: bool) -> Overlay | None:
+def _overlay_for(deployment: Deployment, overlay: Overlay | str | Path | None, defaults: bool) -> Overlay | None:
     """The user's overlay laid over the shipped defaults (``defaults=False``: the user's alone, or
     none: the Arm-derived priors, which is what a calibration fits against)."""
     if overlay is not None and not isinstance(overlay, Overlay):
         overlay = load_overlay(overlay)
     if overlay is not None:
-        target = deployment.target
+        target = deployment.require_target("the estimate")
         check_core(overlay, core_model(target.core, target.source).family, target.name)
     shipped = shipped_overlay() if defaults else None
     if shipped is None:
@@ -206,7 +206,7 @@ def _band(errors: dict[str, float]) -> float:
     return max(errors.get("leave_one_board_out", 0.0), errors.get("leave_one_model_out", 0.0))
 
 
-def kernel_context(deployment, node) -> dict:
+def kernel_context(deployment: Deployment, node) -> dict:
     """Deployment facts the features need: the output written where the input is (no copy),
     a softmax's share of computed exponentials (from its prepared ``diff_min``)."""
     context: dict = {"in_place": copy_in_place(node, deployment.plan)}
@@ -230,7 +230,7 @@ def requant_facts(node, params) -> dict:
     return requant_context(params.output_shift, params.output_multiplier, bias, depth, grouped)
 
 
-def _layers(deployment, setting: Setting) -> list[LayerCost]:
+def _layers(deployment: Deployment, setting: Setting) -> list[LayerCost]:
     nodes = {node.name: node for node in deployment.graph.nodes}
     elided = set(deployment.plan.elided_nodes)
     on_npu = {p.node for p in deployment.mapping.placements if p.device == "npu"} if deployment.mapping else set()
@@ -261,7 +261,7 @@ def _layers(deployment, setting: Setting) -> list[LayerCost]:
     return layers
 
 
-def _overhead(deployment, setting: Setting, layers: list[LayerCost]) -> tuple[float, float]:
+def _overhead(deployment: Deployment, setting: Setting, layers: list[LayerCost]) -> tuple[float, float]:
     """Per-inference work outside the layers (module docstring): (microseconds, CPU instructions)."""
     graph = deployment.graph
     model, profile = setting.core_model, setting.profile
@@ -285,20 +285,20 @@ def _overhead(deployment, setting: Setting, layers: list[LayerCost]) -> tuple[fl
     return total, instructions
 
 
-def estimate(deployment, runtime: str = "mcudeploy", core_clock_hz: float | None = None,
+def estimate(deployment: Deployment, runtime: str = "mcudeploy", core_clock_hz: float | None = None,
              npu_clock_hz: float | None = None, overlay: Overlay | str | Path | None = None,
              defaults: bool = True) -> Estimate:
     """The latency, traffic and bandwidth estimate of ``deployment`` (module docstring)."""
     _check(deployment, core_clock_hz, npu_clock_hz)
     overlay = _overlay_for(deployment, overlay, defaults)
-    if _uses_npu(deployment):
-        missing = missing_npu_figures(deployment.target.npu)
+    target = deployment.require_target("the estimate")
+    if _uses_npu(deployment) and target.npu is not None:   # nodes on the NPU: the target has one
+        missing = missing_npu_figures(target.npu)
         if missing:
-            raise TargetError(f"{deployment.target.source}: the NPU estimate needs {', '.join(missing)} "
-                              f"(target {deployment.target.name!r}); add them to the target file (docs/targets.md)")
+            raise TargetError(f"{target.source}: the NPU estimate needs {', '.join(missing)} "
+                              f"(target {target.name!r}); add them to the target file (docs/targets.md)")
     setting = make_setting(deployment, runtime, core_clock_hz, npu_clock_hz, overlay)
     layers = _layers(deployment, setting)
-    target = deployment.target
     power = {"cpu": target.core.active_power_mw}
     if target.npu is not None:
         power["npu"] = target.npu.active_power_mw

@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir import Node, get_op
+from ..targets import Npu
 from .causes import describe, npu_compute_detail, npu_memory_detail
 from .records import LayerCost
 from .traffic import input_bytes_moved
@@ -54,7 +55,7 @@ class Epoch:
         return self.nodes[0]
 
 
-def missing_npu_figures(npu) -> list[str]:
+def missing_npu_figures(npu: Npu) -> list[str]:
     return [f"[npu] {key}" for key in NPU_KEYS if not getattr(npu, key)]
 
 
@@ -81,14 +82,14 @@ def _macs_per_output(node: Node) -> int:
     return math.ceil(int(get_op(node.op).macc(node)) / max(1, out.size))
 
 
-def compute_cycles(node: Node, npu) -> float:
+def compute_cycles(node: Node, npu: Npu) -> float:
     """Accelerator cycles of one node (module docstring); data movement ops: one element per cycle."""
     per_pass = npu.accelerators * npu.macs_per_accelerator
     macs = _macs_per_output(node)
     return node.outputs[0].size * max(1, math.ceil(macs / per_pass))
 
 
-def kernel_bands(node: Node, npu) -> int:
+def kernel_bands(node: Node, npu: Npu) -> int:
     """Bands of kernel rows a convolution is split into (1: runs natively)."""
     if node.op != "Conv" or not npu.max_native_kernel:
         return 1
@@ -98,7 +99,7 @@ def kernel_bands(node: Node, npu) -> int:
     return math.ceil(kernel_h / (npu.kernel_band_rows or npu.max_native_kernel))
 
 
-def pointwise_split(node: Node, npu) -> bool:
+def pointwise_split(node: Node, npu: Npu) -> bool:
     if node.op != "Conv" or not npu.pointwise_split_channels:
         return False
     x, w = node.inputs[0], node.inputs[1]

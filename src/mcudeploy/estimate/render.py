@@ -7,10 +7,13 @@ and ``generate`` print).
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .causes import rate_text, size_text
 from .records import Estimate
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 LAYER_HEADER = ("#", "layer", "op", "device", "bound", "time", "share", "bytes per region")
 
@@ -85,7 +88,7 @@ def latency_line(estimate: Estimate) -> str:
             + f" (executor {estimate.executor}, runtime {estimate.runtime}){state}{slowest}; details: mcudeploy estimate")
 
 
-def latency_lines(deployment, record: Callable[[Estimate], None] | None = None) -> list[str]:
+def latency_lines(deployment: Deployment, record: Callable[[Estimate], None] | None = None) -> list[str]:
     """The line ``plan`` and ``generate`` print (none without a target); an estimator error
     becomes a short remark, never a failed command. ``record`` receives the estimate (the CLI
     records it with the run, so the run's report shows the latency the command printed)."""

@@ -36,8 +36,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ir import Node, Value
+from ..plan.memory_plan import PlacedMemoryPlan
+
+if TYPE_CHECKING:
+    from ..plan.memory_plan import MemoryPlan
 
 QUANT_BYTES_PER_CHANNEL = 12    # int32 bias + multiplier + shift per output channel
 
@@ -54,26 +59,26 @@ class Access:
     write: bool = False
 
 
-def _region(value: Value, plan) -> str:
+def _region(value: Value, plan: MemoryPlan) -> str:
     if value.is_constant:
         return plan.weights.get(value.name, "flash")
     placement = plan.tensors.get(value.name)
     if placement is not None:
         return placement.region
-    return plan.placement.home_region if plan.placement is not None else "sram"
+    return plan.placement.home_region if isinstance(plan, PlacedMemoryPlan) else "sram"
 
 
-def _read(operand: str, value: Value, plan, moved: float, working_set: int | None = None) -> Access:
+def _read(operand: str, value: Value, plan: MemoryPlan, moved: float, working_set: int | None = None) -> Access:
     return Access(operand, value.name, _region(value, plan), float(moved), value.nbytes,
                   value.nbytes if working_set is None else int(working_set))
 
 
-def _write(value: Value, plan, moved: float | None = None) -> Access:
+def _write(value: Value, plan: MemoryPlan, moved: float | None = None) -> Access:
     return Access("output", value.name, _region(value, plan), float(value.nbytes if moved is None else moved),
                   value.nbytes, value.nbytes, write=True)
 
 
-def _window_accesses(node: Node, features: dict, plan, blocked: bool, block: int) -> list[Access]:
+def _window_accesses(node: Node, features: dict, plan: MemoryPlan, blocked: bool, block: int) -> list[Access]:
     x, w, out = node.inputs[0], node.inputs[1], node.outputs[0]
     item = x.dtype.itemsize
     kernel_h, kernel_w, per_group = w.shape[1], w.shape[2], w.shape[3]
@@ -97,7 +102,7 @@ def _window_accesses(node: Node, features: dict, plan, blocked: bool, block: int
     return accesses + [_write(out, plan)]
 
 
-def _fully_connected_accesses(node: Node, features: dict, plan, blocked: bool) -> list[Access]:
+def _fully_connected_accesses(node: Node, features: dict, plan: MemoryPlan, blocked: bool) -> list[Access]:
     x, w, out = node.inputs[0], node.inputs[1], node.outputs[0]
     rows, macs = features["rows"], features["macs"]
     weights = rows * w.nbytes if blocked else macs
@@ -110,7 +115,7 @@ def _fully_connected_accesses(node: Node, features: dict, plan, blocked: bool) -
     return accesses + [_write(out, plan)]
 
 
-def copy_in_place(node: Node, plan) -> bool:
+def copy_in_place(node: Node, plan: MemoryPlan) -> bool:
     """True when ``node``'s output occupies the very bytes of its first input (a view, or a
     copy the plan made in place): same region, same offset. A concat slice or a graph split's
     store / load (another offset, or the other arena) is a real copy."""
@@ -128,7 +133,7 @@ def input_bytes_moved(node: Node, value: Value) -> int:
     return value.nbytes
 
 
-def _streaming_accesses(node: Node, family: str, features: dict, plan, context: dict) -> list[Access]:
+def _streaming_accesses(node: Node, family: str, features: dict, plan: MemoryPlan, context: dict) -> list[Access]:
     out = node.outputs[0]
     inputs = [v for v in node.inputs if v is not None]
     if family in ("reshape", "concat"):
@@ -147,7 +152,7 @@ def _streaming_accesses(node: Node, family: str, features: dict, plan, context: 
     return reads + [_write(out, plan)]
 
 
-def accesses_of(node: Node, family: str, features: dict, plan, traffic: str, block: int = 1,
+def accesses_of(node: Node, family: str, features: dict, plan: MemoryPlan, traffic: str, block: int = 1,
                 context: dict | None = None) -> list[Access]:
     """The operand streams of ``node`` run by kernel ``family`` (module docstring)."""
     blocked = traffic == "blocked"

@@ -10,6 +10,7 @@ function to call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ir import Graph, Node, Value
 from .catalogue import variant_named, variants_for
@@ -17,6 +18,9 @@ from .overlap import overlap_distance as reference_distance
 from .reference import REFERENCE
 from .strided_output import strided_output_refusal
 from .variant import KernelVariant
+
+if TYPE_CHECKING:
+    from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,7 @@ def _choose(node: Node, core, preference: str) -> tuple[KernelVariant, str]:
     return REFERENCE, f"reference ({why})"
 
 
-def choose_kernels(graph: Graph, target=None, preference: str = "auto",
+def choose_kernels(graph: Graph, target: Target | None = None, preference: str = "auto",
                    forced: dict[str, str] | None = None) -> KernelSelection:
     """The variant of every node (module docstring); ``forced`` maps node -> variant name."""
     core = target.core if target is not None else None

@@ -9,7 +9,7 @@ rates of the mapping. ``mcudeploy lint`` exits with 1 when a finding reaches the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..errors import UsageError
 from ..ir import Graph
@@ -18,6 +18,9 @@ from ..targets import Target
 from . import rules_graph, rules_target  # noqa: F401  (register the rules)
 from .context import LintContext
 from .findings import RULES, SEVERITIES, Finding, Rule, rule
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 
 @dataclass
@@ -64,7 +67,7 @@ def lint_graph(graph: Graph, target: Target, *, force_cpu: Iterable[str] = (),
 
 
 
-def lint_deployment(deployment, source: Graph, *, rules: Iterable[str] | None = None) -> LintReport:
+def lint_deployment(deployment: Deployment, source: Graph, *, rules: Iterable[str] | None = None) -> LintReport:
     """Lint a :class:`~mcudeploy.deployment.Deployment` (its graph, target, the NPU's mapping
     and its executor) with ``source``, the model as imported."""
     if deployment.target is None or deployment.mapping is None:

@@ -42,7 +42,7 @@ from .paired_greedy import allocate_paired
 from .reuse import OverlapPair
 
 if TYPE_CHECKING:
-    from .memory_plan import TensorPlacement
+    from .memory_plan import MemoryPlan, TensorPlacement
 
 ROUNDS = 6
 
@@ -76,10 +76,10 @@ class _Group:
     base: int = 0                        # its offset in the one-arena plan
 
 
-def _placements(plan) -> dict[str, TensorPlacement]:
+def _placements(plan: MemoryPlan) -> dict[str, TensorPlacement]:
     """Every on-chip placement by its name: tensors and scratch buffers (graph-split tensors
     of an external arena are not the arena's)."""
-    external = set(getattr(plan, "external", ()))
+    external = set(plan.external)
     items = {name: p for name, p in plan.tensors.items() if name not in external}
     items.update({p.name: p for p in plan.scratch.values()})
     return items
@@ -95,7 +95,7 @@ def _root(name: str, tensors: dict, pair_edges: set[tuple[str, str]]) -> str:
     return name
 
 
-def plan_groups(plan) -> tuple[list[_Group], dict[str, str]]:
+def plan_groups(plan: MemoryPlan) -> tuple[list[_Group], dict[str, str]]:
     """The alias groups of a placed plan and the root of every placement name."""
     items = _placements(plan)
     pair_edges = {(p.output, p.input) for p in plan.pairs}
@@ -113,7 +113,7 @@ def plan_groups(plan) -> tuple[list[_Group], dict[str, str]]:
     return groups, roots
 
 
-def _credits(plan, groups: list[_Group], roots: dict[str, str]) -> dict[str, list[tuple[str, int, range]]]:
+def _credits(plan: MemoryPlan, groups: list[_Group], roots: dict[str, str]) -> dict[str, list[tuple[str, int, range]]]:
     """Root -> [(partner root, bytes, steps)]: the bytes an overlap pair shared in the one-arena
     plan, at the steps both were alive - what the pair may share again in one bank."""
     by_root = {g.root: g for g in groups}
@@ -178,7 +178,7 @@ def _pack(groups: list[_Group], pairs: list[OverlapPair], alignment: int) -> tup
     return offsets, size
 
 
-def _bank_pairs(plan, roots: dict[str, str], chosen: dict[str, str]) -> dict[str, list[OverlapPair]]:
+def _bank_pairs(plan: MemoryPlan, roots: dict[str, str], chosen: dict[str, str]) -> dict[str, list[OverlapPair]]:
     pairs: dict[str, list[OverlapPair]] = {}
     for pair in plan.pairs:
         output, source = roots.get(pair.output, pair.output), roots.get(pair.input, pair.input)
@@ -188,7 +188,7 @@ def _bank_pairs(plan, roots: dict[str, str], chosen: dict[str, str]) -> dict[str
     return pairs
 
 
-def split_over_banks(plan, banks: list[Bank]) -> BankSplit:
+def split_over_banks(plan: MemoryPlan, banks: list[Bank]) -> BankSplit:
     """Spread ``plan``'s arena over ``banks`` (module docstring)."""
     groups, roots = plan_groups(plan)
     if not groups:
@@ -215,7 +215,7 @@ def split_over_banks(plan, banks: list[Bank]) -> BankSplit:
     return BankSplit(False, reason=f"the banks fragment: no packing fits after {ROUNDS} rounds ({excess_text})")
 
 
-def _result(plan, groups: list[_Group], chosen: dict[str, str],
+def _result(plan: MemoryPlan, groups: list[_Group], chosen: dict[str, str],
             packed: dict[str, tuple[dict[int | str, int], int]]) -> BankSplit:
     split = BankSplit(True, bank_bytes={region: size for region, (_, size) in packed.items()})
     for group in groups:

@@ -28,6 +28,7 @@ capacity by how many bytes, and the step of the arena's peak with the tensors al
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir import Graph
 from ..options import DeploymentOptions
@@ -35,6 +36,9 @@ from ..units import byte_text
 from .buffers import align_up
 from .memory_plan import MemoryPlan
 from .placement import RegionPlacement
+
+if TYPE_CHECKING:
+    from ..targets import Target
 
 DEFAULT_STACK = 4096
 LOAD_ALIGNMENT = 16          # each weight array's alignment in the generated network_data.c
@@ -104,7 +108,7 @@ def fixed_items(graph: Graph, plan: MemoryPlan, options: DeploymentOptions) -> d
             "application reserve": options.reserve, **io_bytes}
 
 
-def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, target,
+def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, target: Target | None,
                  options: DeploymentOptions) -> Ledger:
     """The ledger of ``plan`` as placed by ``placement`` on ``target`` (module docstring)."""
     fixed = fixed_items(graph, plan, options)
@@ -122,7 +126,7 @@ def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, tar
                   list(placement.off_chip))
 
 
-def load_image(weight_region: dict[str, str], weights_bytes: dict[str, int], target) -> LedgerLine | None:
+def load_image(weight_region: dict[str, str], weights_bytes: dict[str, int], target: Target | None) -> LedgerLine | None:
     """The flash bytes of the weights placed in writable RAM (module docstring), or None."""
     if target is None:
         return None
@@ -166,7 +170,7 @@ def _lines(plan: MemoryPlan, fixed: dict[str, int], placement: RegionPlacement,
     return lines
 
 
-def _region_uses(lines: list[LedgerLine], target, placement: RegionPlacement) -> list[RegionUse]:
+def _region_uses(lines: list[LedgerLine], target: Target | None, placement: RegionPlacement) -> list[RegionUse]:
     used: dict[str, int] = {}
     for line in lines:
         used[line.region] = used.get(line.region, 0) + line.bytes

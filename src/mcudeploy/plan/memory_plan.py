@@ -17,6 +17,12 @@ arena(s) and of every weight once per deployment, and :meth:`MemoryPlan.with_pla
 it into the plan (every tensor's ``region``), so the plan, the ledger and the generated code
 read the same region.
 
+Two frozen records: :class:`MemoryPlan` is the *planned* record (what :func:`plan_memory`
+returns; a tensor's ``region`` names its planned arena, ``"arena"`` or ``"external"``), and
+:class:`PlacedMemoryPlan` the *placed* one (the same fields with the target's regions, plus
+the :class:`~.placement.RegionPlacement` they came from): what a
+:class:`~mcudeploy.deployment.Deployment` holds and every consumer after the driver reads.
+
 ``kernels`` (:class:`~mcudeploy.kernels.KernelSelection`) is the chosen kernel variant of
 every node: it gives each node's scratch bytes and its overlap rule (an optimised kernel's
 access order differs from the reference loop's). Without it, the reference kernels'.
@@ -33,11 +39,12 @@ from __future__ import annotations
 
 import heapq
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..ir import Graph
+from ..ir import Graph, Node
 from ..kernels import KernelSelection, choose_kernels
 from .bounds import live_set_bound
 from .buffers import align_up, arena_size_of
@@ -48,7 +55,7 @@ if TYPE_CHECKING:
 from .paired_greedy import allocate_paired
 from .placement import NO_TARGET_ARENA, NO_TARGET_EXTERNAL, NO_TARGET_WEIGHTS, RegionPlacement
 from .portfolio import plan_buffers
-from .reuse import OverlapPair, ReuseSet, find_reuse, group_buffers, groups_of
+from .reuse import OverlapPair, ReuseSet, StridedOutputRule, find_reuse, group_buffers, groups_of
 from .schedule import order_peak
 from .schedule import schedule as memory_aware_schedule
 from .transfers import Transfer, find_transfers
@@ -61,7 +68,7 @@ SCHEDULES = ("memory-aware", "file")
 class TensorPlacement:
     """Region and offset of one buffer of the plan."""
     name: str            # IR value name (or "<node>:scratch" for a scratch buffer)
-    region: str          # target region name (from the placement), "arena" before placement
+    region: str          # planned: the arena ("arena" / "external"); placed: the target region
     offset: int          # byte offset inside the activation arena
     size: int            # bytes (unpadded)
     first_step: int      # index in MemoryPlan.order of the first node that touches it
@@ -69,9 +76,10 @@ class TensorPlacement:
     alias_of: str | None = None   # shares bytes with another tensor (reshape alias / in-place)
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryPlan:
-    """Order, liveness, reuse and offsets of a graph's buffers."""
+    """Order, liveness, reuse and offsets of a graph's buffers: the planned record (module
+    docstring); :meth:`with_placement` gives the placed one."""
     order: list[str]
     arena_bytes: int
     no_reuse_bound_bytes: int          # live-set bound of this order without any reuse
@@ -86,7 +94,6 @@ class MemoryPlan:
     pairs: list[OverlapPair] = field(default_factory=list)
     reuse_refusals: list[tuple[str, str]] = field(default_factory=list)
     schedule_exact: bool = False
-    placement: RegionPlacement | None = None
     external: list[str] = field(default_factory=list)       # tensors of the external arena (graph split)
     external_bytes: int = 0                                  # its size
     transfers: dict[str, Transfer] = field(default_factory=dict)   # node -> copy across the arenas
@@ -94,7 +101,7 @@ class MemoryPlan:
     # channel slice of an in-place channel concat (reuse.py, channel-slice); absent = dense
     channel_strides: dict[str, int] = field(default_factory=dict)
 
-    def with_placement(self, placement: RegionPlacement) -> "MemoryPlan":
+    def with_placement(self, placement: RegionPlacement) -> PlacedMemoryPlan:
         """This plan with the regions :mod:`.placement` chose (arena and weights)."""
         external = set(self.external)
         if external and placement.external_region is None:
@@ -106,8 +113,9 @@ class MemoryPlan:
             return {name: _banked(p, placement) if p.name in placement.bank_of else
                     replace(p, region=external_region if name in external
                             else placement.arena_region) for name, p in items.items()}
-        return replace(self, tensors=moved(self.tensors), scratch=moved(self.scratch),
-                       weights=dict(placement.weights), placement=placement)
+        planned = {name: value for name, value in vars(self).items() if name != "placement"}
+        return PlacedMemoryPlan(**{**planned, "tensors": moved(self.tensors), "scratch": moved(self.scratch),
+                                   "weights": dict(placement.weights)}, placement=placement)
 
     @property
     def total_tensor_bytes(self) -> int:
@@ -163,7 +171,17 @@ class MemoryPlan:
                 "overlaps": [asdict(p) for p in self.pairs],
                 "external": list(self.external), "external_bytes": self.external_bytes,
                 "transfers": {name: asdict(t) for name, t in self.transfers.items()},
-                "placement": self.placement.to_json() if self.placement is not None else None}
+                "placement": None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlacedMemoryPlan(MemoryPlan):
+    """The placed record (module docstring): every tensor's ``region`` is a target region
+    (or a bank of a split arena) and ``weights`` is the placement's weight regions."""
+    placement: RegionPlacement
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "placement": self.placement.to_json()}
 
 
 def _banked(placement: TensorPlacement, regions: RegionPlacement) -> TensorPlacement:
@@ -173,14 +191,32 @@ def _banked(placement: TensorPlacement, regions: RegionPlacement) -> TensorPlace
     return replace(placement, region=bank, offset=offset, alias_of=alias)
 
 
-def plan_arguments(options: "DeploymentOptions") -> dict:
-    """The :func:`plan_memory` keywords a deployment's options set: the one mapping, used by the
-    driver's plan and by the planner the memory transformations try candidates with (two
-    mappings disagreed: automatic tiling planned with concat in place while the final plan
-    honoured ``concat_in_place = false``)."""
-    return {"alignment": options.alignment, "io_in_arena": options.io_in_arena, "reuse": options.reuse,
-            "overlap": options.overlap, "concat_in_place": None if options.concat_in_place else False,
-            "schedule": options.schedule, "time_limit": options.time_limit}
+@dataclass(frozen=True)
+class PlanOptions:
+    """The :func:`plan_memory` keywords a deployment's options set (:meth:`of`: the one
+    mapping from :class:`~mcudeploy.options.DeploymentOptions`); hashable, so a memory
+    transformation can key its cache on it."""
+    alignment: int = 16
+    io_in_arena: bool = True
+    reuse: bool = True
+    overlap: bool = True
+    concat_in_place: bool | None = None     # None: decided per concat; False: never in place
+    schedule: str = "memory-aware"
+    time_limit: float = 10.0
+
+    @classmethod
+    def of(cls, options: DeploymentOptions) -> PlanOptions:
+        """Used by the driver's plan and by the planner the memory transformations try
+        candidates with (two mappings disagreed: automatic tiling planned with concat in place
+        while the final plan honoured ``concat_in_place = false``)."""
+        return cls(alignment=options.alignment, io_in_arena=options.io_in_arena, reuse=options.reuse,
+                   overlap=options.overlap, concat_in_place=None if options.concat_in_place else False,
+                   schedule=options.schedule, time_limit=options.time_limit)
+
+
+def plan_arguments(options: DeploymentOptions) -> dict[str, Any]:
+    """:class:`PlanOptions` of ``options`` as :func:`plan_memory` keywords."""
+    return asdict(PlanOptions.of(options))
 
 
 def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignment: int = 16,
@@ -207,13 +243,12 @@ def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignme
     # views (Reshape & co.) always alias: they cost nothing and their kernel is a no-op then
     external = frozenset(external)
 
-    def planned(strided_output) -> MemoryPlan:
+    def planned(strided_output: StridedOutputRule) -> MemoryPlan:
         found = find_reuse(graph, nodes, lives, alignment, concat_in_place=concat_in_place if reuse else False,
                            overlap=overlap and reuse, distance=kernels.overlap_distance, external=external,
                            strided_output=strided_output)
         plan = _placed(graph, names, lives, found, alignment, io_in_arena, bound, time_limit, external, nodes)
-        plan.file_order_bound_bytes, plan.schedule_exact = file_bound, exact
-        return plan
+        return replace(plan, file_order_bound_bytes=file_bound, schedule_exact=exact)
     plan = planned(kernels.strided_output_refusal)
     if plan.channel_strides and concat_in_place is None:
         plan = _smaller_without_channel_slices(plan, planned)
@@ -223,31 +258,31 @@ def plan_memory(graph: Graph, *, kernels: KernelSelection | None = None, alignme
     return plan
 
 
-def _smaller_without_channel_slices(plan: MemoryPlan, planned) -> MemoryPlan:
+def _smaller_without_channel_slices(plan: MemoryPlan, planned: Callable[[StridedOutputRule], MemoryPlan]) -> MemoryPlan:
     """A channel concat in place holds its whole output from its first producer on, which
     the live-set bound of :mod:`.reuse` allows, yet overlap reuse may pack the copying
     Concat tighter: both are placed, the smaller arena is kept (ties: in place, no copy)."""
     dense = planned(lambda node: "planned both ways, the arena is smaller with the Concat copying")
     if dense.arena_bytes >= plan.arena_bytes:
         return plan
-    for name in sorted(set(plan.elided_nodes) - set(dense.elided_nodes)):
-        dense.reuse_refusals.append((name, f"concat in place (channel slices): arena {plan.arena_bytes} bytes, "
-                                           f"{dense.arena_bytes} with the channel concats copying; kept the copies"))
-    return dense
+    kept = [(name, f"concat in place (channel slices): arena {plan.arena_bytes} bytes, "
+                   f"{dense.arena_bytes} with the channel concats copying; kept the copies")
+            for name in sorted(set(plan.elided_nodes) - set(dense.elided_nodes))]
+    return replace(dense, reuse_refusals=[*dense.reuse_refusals, *kept])
 
 
-def _placed(graph, names, lives, found: ReuseSet, alignment, io_in_arena, bound, time_limit, external,
-            nodes) -> MemoryPlan:
+def _placed(graph: Graph, names: list[str], lives: list[TensorLife], found: ReuseSet, alignment: int,
+            io_in_arena: bool, bound: int, time_limit: float, external: frozenset[str],
+            nodes: list[Node]) -> MemoryPlan:
     """Offsets of the groups of ``found`` (both arenas with a split), as a :class:`MemoryPlan`."""
     offsets, allocator = _place([life for life in lives if life.name not in external], found, alignment,
                                time_limit)
     if external:
         outside = [life for life in lives if life.name in external]
         offsets.update(_place(outside, found, alignment, time_limit / 2)[0])
-    plan = _assemble(graph, names, lives, found, offsets, alignment, io_in_arena, bound)
-    plan.allocator = allocator
+    plan = replace(_assemble(graph, names, lives, found, offsets, alignment, io_in_arena, bound), allocator=allocator)
     if external:
-        _split_arenas(plan, external, find_transfers(nodes, found, external))
+        plan = _split_arenas(plan, external, find_transfers(nodes, found, external))
     return plan
 
 
@@ -260,7 +295,7 @@ def _check_options(alignment: int, schedule: str, time_limit: float) -> None:
         raise UsageError(f"time limit must be positive, got {time_limit}")
 
 
-def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit: float):
+def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit: float) -> tuple[dict[int | str, int], str]:
     """Group offsets: portfolio without overlap vs pair-aware first fit; smaller arena wins.
     When the overlap plan is already at or below the live-set bound of the groups, no
     packing without overlap can beat it, so the portfolio's search is not run."""
@@ -277,26 +312,28 @@ def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit:
     return dict(portfolio.offsets), portfolio.allocator
 
 
-def _split_arenas(plan: MemoryPlan, external: frozenset[str], transfers: dict[str, Transfer]) -> None:
-    """Label the external arena's tensors and size both arenas (graph split)."""
-    plan.tensors = {name: replace(p, region=NO_TARGET_EXTERNAL) if name in external else p
-                    for name, p in plan.tensors.items()}
-    outside = [p for p in plan.tensors.values() if p.name in external]
-    plan.external, plan.transfers = sorted(p.name for p in outside), transfers
+def _split_arenas(plan: MemoryPlan, external: frozenset[str], transfers: dict[str, Transfer]) -> MemoryPlan:
+    """``plan`` with the external arena's tensors labelled and both arenas sized (graph split)."""
+    tensors = {name: replace(p, region=NO_TARGET_EXTERNAL) if name in external else p
+               for name, p in plan.tensors.items()}
+    outside = [p for p in tensors.values() if p.name in external]
+    labelled = replace(plan, tensors=tensors, external=sorted(p.name for p in outside), transfers=transfers)
     top = lambda items: max((p.offset + align_up(p.size, plan.alignment) for p in items), default=0)  # noqa: E731
-    plan.arena_bytes, plan.external_bytes = top(plan._on_chip()), top(outside)
+    return replace(labelled, arena_bytes=top(labelled._on_chip()), external_bytes=top(outside))
 
 
-def _assemble(graph, names, lives, found: ReuseSet, offsets, alignment, io_in_arena,
-              bound) -> MemoryPlan:
+def _assemble(graph: Graph, names: list[str], lives: list[TensorLife], found: ReuseSet,
+              offsets: dict[int | str, int], alignment: int, io_in_arena: bool, bound: int) -> MemoryPlan:
     region = NO_TARGET_ARENA
-    tensors, scratch = {}, {}
+    tensors: dict[str, TensorPlacement] = {}
+    scratch: dict[str, TensorPlacement] = {}
     for life in lives:
         root, inner = found.root(life.name)
         alias = found.aliases[life.name].base if life.name in found.aliases else None
         placement = TensorPlacement(life.name, region, offsets[root] + inner, life.size,
                                     life.first_step, life.last_step, alias)
         if life.kind == KIND_SCRATCH:
+            assert life.node is not None   # a scratch buffer is its node's
             scratch[life.node] = placement
         else:
             tensors[life.name] = placement
@@ -328,7 +365,7 @@ def plan_problems(plan: MemoryPlan) -> list[str]:
         problems.append(f"{first.name} [{first.offset}, +{first.size}) and {second.name} "
                         f"[{second.offset}, +{second.size}) are alive together and share bytes")
     external = set(plan.external)
-    banks = plan.placement.arena_banks if plan.placement is not None else {}
+    banks = plan.placement.arena_banks if isinstance(plan, PlacedMemoryPlan) else {}
     for bank, size in banks.items():      # a split arena (.arena_banks): each bank on its own
         top = max((p.offset + p.size for p in placements if p.region == bank and p.name not in external), default=0)
         if size < top:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -35,12 +36,13 @@ from ..kernels import choose_kernels
 from ..options import DeploymentOptions
 from ..passes.base import run_passes
 from .ledger import RUNTIME_BASE, RUNTIME_PER_NODE
-from .memory_plan import MemoryPlan, plan_arguments, plan_memory
+from .memory_plan import MemoryPlan, PlanOptions, plan_arguments, plan_memory
 from .placement import _arena_candidates, _capacities, home_region
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:   # the transformations are imported when options ask for them (plan start-up)
+    from ..targets import Target
     from .split import SplitChoice
     from .tiling import TilingChoice
 
@@ -77,7 +79,7 @@ class MemoryTransform:
                 "input_channel_splits": dict(self.input_channel_splits)}
 
 
-def on_chip_room(graph: Graph, target, options: DeploymentOptions) -> int | None:
+def on_chip_room(graph: Graph, target: Target | None, options: DeploymentOptions) -> int | None:
     """Bytes the arena may take on chip: the largest allowed on-chip region's capacity, less
     the fixed items (stack, reserve, runtime state) when it is their home region."""
     if target is None:
@@ -95,17 +97,17 @@ AUTO_TILING_KEPT = 8
 _AUTO_TILINGS: OrderedDict[tuple, TilingChoice] = OrderedDict()
 
 
-def _auto_key(graph: Graph, target, options: DeploymentOptions, limit: int) -> tuple:
+def _auto_key(graph: Graph, target: Target | None, options: DeploymentOptions, limit: int) -> tuple:
     """What an automatic tiling depends on (module docstring)."""
     structure = tuple((node.name, node.op, tuple(sorted((k, repr(v)) for k, v in node.attrs.items())),
                        tuple(v.name if v is not None else "" for v in node.inputs),
                        tuple((v.shape, str(v.dtype)) for v in node.outputs)) for node in graph.nodes)
     return (structure, tuple(v.name for v in graph.inputs), tuple(v.name for v in graph.outputs),
             target.name if target is not None else None, limit, options.tiling_max_overhead, options.tiling_mode,
-            tuple(sorted(plan_arguments(options).items())), options.kernels)
+            PlanOptions.of(options), options.kernels)
 
 
-def _auto_tiling(graph: Graph, plan, target, options: DeploymentOptions) -> TilingChoice:
+def _auto_tiling(graph: Graph, plan: Callable[[Graph], MemoryPlan], target: Target | None, options: DeploymentOptions) -> TilingChoice:
     """:func:`.tiling.auto_tiling`, or the choice kept for the same key, re-applied."""
     from ..passes.tile_spatial import total_macc
     from .tiling import apply_tiling, auto_tiling
@@ -128,7 +130,7 @@ _LEVELS: OrderedDict[tuple, tuple] = OrderedDict()
 TABLE_TIME_LIMIT = 1.0
 
 
-def _levels(graph: Graph, target, options: DeploymentOptions) -> tuple[TilingChoice, SplitChoice]:
+def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> tuple[TilingChoice | None, SplitChoice]:
     """``[split] levels`` (:mod:`.levels`): the levels' table is kept by key like an automatic
     tiling (the peak asked for is not in the key: trials that only change it re-use the table)."""
     from ..passes.tile_spatial import total_macc
@@ -166,14 +168,14 @@ def _levels(graph: Graph, target, options: DeploymentOptions) -> tuple[TilingCho
     return tiling, split
 
 
-def _planner(target, options: DeploymentOptions):
+def _planner(target: Target | None, options: DeploymentOptions):
     def plan(graph: Graph, external: frozenset[str] = frozenset()) -> MemoryPlan:
         return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels), external=external,
                            **plan_arguments(options))
     return plan
 
 
-def _limit(given: int | None, graph: Graph, target, options: DeploymentOptions, section: str) -> int:
+def _limit(given: int | None, graph: Graph, target: Target | None, options: DeploymentOptions, section: str) -> int:
     limit = given if given is not None else on_chip_room(graph, target, options)
     if limit is None:
         raise UsageError(f"[{section}] auto needs a limit: give [{section}] limit, [memory] sram_limit "
@@ -188,7 +190,7 @@ def _check_channel_splits(options: DeploymentOptions) -> None:
                          "split a Conv by its output channels or by its input channels, not both")
 
 
-def transform_for_memory(graph: Graph, options: DeploymentOptions, target) -> MemoryTransform:
+def transform_for_memory(graph: Graph, options: DeploymentOptions, target: Target | None) -> MemoryTransform:
     """Tile, then split ``graph`` in place as ``options`` say (module docstring)."""
     transform = MemoryTransform()
     plan = _planner(target, options)

@@ -60,7 +60,9 @@ from ..options import DeploymentOptions
 from .arena_banks import Bank, split_over_banks
 
 if TYPE_CHECKING:
+    from ..targets import Target
     from ..targets.model import MemoryRegion
+    from .memory_plan import MemoryPlan
 
 SLOW_FLASH_RATIO = 4.0   # flash this much slower than on-chip RAM: weights worth copying
 NO_TARGET_ARENA, NO_TARGET_WEIGHTS, NO_TARGET_HOME = "arena", "flash", "sram"
@@ -108,7 +110,7 @@ def weight_reads(node: Node) -> int:
     return 1
 
 
-def _capacities(target, options: DeploymentOptions) -> dict[str, int]:
+def _capacities(target: Target, options: DeploymentOptions) -> dict[str, int]:
     """Usable bytes per region: on-chip regions capped at ``sram_limit``, reserved ones 0."""
     reserved = set(options.reserve_regions)
     unknown = reserved - {r.name for r in target.regions}
@@ -124,14 +126,14 @@ def _capacities(target, options: DeploymentOptions) -> dict[str, int]:
     return capacity
 
 
-def home_region(target, options: DeploymentOptions):
+def home_region(target: Target, options: DeploymentOptions):
     """Region of the fixed items (rule 1): largest DMA-reachable on-chip data RAM not reserved."""
     usable = [r for r in target.regions if r.writable and r.holds_data and r.name not in options.reserve_regions]
     on_chip = [r for r in usable if r.on_chip] or usable or list(target.regions)
     return max(on_chip, key=lambda r: (r.dma_access, r.size))
 
 
-def _arena_candidates(target, options: DeploymentOptions) -> list:
+def _arena_candidates(target: Target, options: DeploymentOptions) -> list:
     if options.activation_region is not None:
         region = target.region(options.activation_region)   # names the target's regions if unknown
         if not region.writable:
@@ -143,7 +145,7 @@ def _arena_candidates(target, options: DeploymentOptions) -> list:
             and (r.on_chip or options.external_activations) and (r.npu_access or not has_npu)]
 
 
-def choose_arena_region(target, arena_bytes: int, free: dict[str, int],
+def choose_arena_region(target: Target, arena_bytes: int, free: dict[str, int],
                         options: DeploymentOptions) -> tuple[MemoryRegion, bool, str]:
     """(region, fits, reason) of the arena (rule 2)."""
     candidates = _arena_candidates(target, options)
@@ -167,7 +169,7 @@ def choose_arena_region(target, arena_bytes: int, free: dict[str, int],
                                                       if largest is not None and largest is not best else ""))
 
 
-def external_arena_region(target, options: DeploymentOptions):
+def external_arena_region(target: Target, options: DeploymentOptions):
     """Rule 4: the region of a graph split's external arena: ``[split] region``, else the
     largest writable external RAM (PSRAM, SDRAM) of the target."""
     if options.external_region is not None:
@@ -184,8 +186,8 @@ def external_arena_region(target, options: DeploymentOptions):
     return max(external, key=lambda r: r.size)
 
 
-def place_regions(graph: Graph, arena_bytes: int, target, options: DeploymentOptions,
-                  fixed: dict[str, int], external_bytes: int = 0, *, plan=None) -> RegionPlacement:
+def place_regions(graph: Graph, arena_bytes: int, target: Target, options: DeploymentOptions,
+                  fixed: dict[str, int], external_bytes: int = 0, *, plan: MemoryPlan | None = None) -> RegionPlacement:
     """Assign the fixed items, the arena and the weights to regions (module docstring);
     ``external_bytes``: the external arena of a graph split (rule 4); ``plan``: the memory
     plan, needed to split the arena over banks (rule 5)."""
@@ -232,7 +234,7 @@ def place_regions(graph: Graph, arena_bytes: int, target, options: DeploymentOpt
     return placement
 
 
-def _copy_cost(graph: Graph, target, free: dict[str, int], placement: RegionPlacement) -> str:
+def _copy_cost(graph: Graph, target: Target, free: dict[str, int], placement: RegionPlacement) -> str:
     """Rule 3 on an NPU target: what copying the hot weights (``weights = "ram"``) would cost."""
     trial = RegionPlacement(placement.arena_region, True, placement.home_region, {}, {}, {})
     _place_weights(graph, target, free, trial, True)
@@ -242,14 +244,14 @@ def _copy_cost(graph: Graph, target, free: dict[str, int], placement: RegionPlac
             f"into on-chip RAM ({where})") if where else ""
 
 
-def _banks(target, options: DeploymentOptions, free: dict[str, int]) -> list[Bank]:
+def _banks(target: Target, options: DeploymentOptions, free: dict[str, int]) -> list[Bank]:
     """Rule 5: the regions the arena may use, fastest on-chip first, external RAM last."""
     candidates = sorted(_arena_candidates(target, options),
                         key=lambda r: (not r.on_chip, -r.speed, r.latency_cycles, -free[r.name], r.name))
     return [Bank(r.name, free[r.name]) for r in candidates if free[r.name] > 0]
 
 
-def _apply_split(placement: RegionPlacement, split, target, free: dict[str, int], arena_bytes: int) -> None:
+def _apply_split(placement: RegionPlacement, split, target: Target, free: dict[str, int], arena_bytes: int) -> None:
     """Write a fitting bank split into ``placement`` (rule 5)."""
     regions = {r.name: r for r in target.regions}
     placement.arena_banks, placement.bank_of = dict(split.bank_bytes), dict(split.placements)
@@ -267,7 +269,7 @@ def _apply_split(placement: RegionPlacement, split, target, free: dict[str, int]
                                         f"{len(split.bank_bytes)} banks ({shares} bytes)")
 
 
-def _place_external(target, options: DeploymentOptions, size: int, free: dict[str, int],
+def _place_external(target: Target, options: DeploymentOptions, size: int, free: dict[str, int],
                     placement: RegionPlacement) -> None:
     region = external_arena_region(target, options)
     if region.name == placement.arena_region:
@@ -300,7 +302,7 @@ def no_target_placement(graph: Graph, arena_bytes: int, fixed: dict[str, int],
                            external_bytes=external_bytes)
 
 
-def _slow_flash(target) -> bool:
+def _slow_flash(target: Target) -> bool:
     """True when the weights' home flash is ``SLOW_FLASH_RATIO`` x slower than on-chip RAM."""
     flash = [r for r in target.regions if r.kind == "flash"]
     ram = [r for r in target.regions if r.on_chip and r.writable]
@@ -336,7 +338,7 @@ def _weight_reads(graph: Graph) -> list[tuple[Value, int]]:
     return sorted(reads.values(), key=lambda item: -item[1])       # most reads per byte first
 
 
-def _place_weights(graph: Graph, target, free: dict[str, int], placement: RegionPlacement,
+def _place_weights(graph: Graph, target: Target, free: dict[str, int], placement: RegionPlacement,
                    allow_on_chip: bool, vendor: bool = False) -> None:
     flash = sorted((r for r in target.regions if r.kind == "flash"), key=lambda r: -r.size)
     on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and r.holds_data

@@ -15,8 +15,10 @@ from .plain_table import TableText
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from ..deployment import Deployment
 
-def ledger_tables(deployment) -> list[TableText]:
+
+def ledger_tables(deployment: Deployment) -> list[TableText]:
     ledger = deployment.ledger
     table = TableText(f"memory ledger: {deployment.name}",
                       [(column, "right" if column == "bytes" else "left")
@@ -42,19 +44,19 @@ def rich_table(text: TableText) -> Table:
     return table
 
 
-def plan_figures(deployment) -> list[str]:
+def plan_figures(deployment: Deployment) -> list[str]:
     """The arena figures, the placement reasons, the kernel variants and the verdict."""
     plan = deployment.plan
     lines = [f"arena {byte_text(plan.arena_bytes)}; live-set bound without reuse "
              f"{byte_text(plan.no_reuse_bound_bytes)}; file-order bound {byte_text(plan.file_order_bound_bytes)}; "
              f"reuse rate {plan.reuse_rate:.1%}; {len(plan.pairs)} in-place / overlap reuses; "
              f"allocator: {plan.allocator}"]
-    if plan.placement is not None:
-        lines += [f"{item}: {reason}" for item, reason in plan.placement.reasons.items()]
+    lines += [f"{item}: {reason}" for item, reason in plan.placement.reasons.items()]
     counts = deployment.kernels.counts()
     lines.append("kernels: " + ", ".join(f"{count} {name}" for name, count in sorted(counts.items())))
-    if deployment.npu_mapping is not None:      # NPU targets: who runs the nodes, and the alternative
-        lines.append(deployment.executor_line())
+    executor_line = deployment.executor_line() if deployment.npu_mapping is not None else None
+    if executor_line is not None:      # NPU targets: who runs the nodes, and the alternative
+        lines.append(executor_line)
     lines += [f"note: {warning}" for warning in deployment.warnings]
     lines.append(deployment.ledger.verdict())
     return lines

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .current import current_run
 from .payload import (
@@ -41,6 +41,9 @@ from .payload import (
     merge_layers,
     validation_sections,
 )
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 log = logging.getLogger("mcudeploy.runs")
 _failure_logged = False
@@ -97,7 +100,7 @@ def _note_mapping(run, mapping) -> None:
 
 
 @_never_fails
-def note_deployment(run, deployment) -> None:
+def note_deployment(run, deployment: Deployment) -> None:
     ledger, plan, graph = deployment.ledger, deployment.plan, deployment.graph
     flash = sum(r.used for r in ledger.regions if r.kind == "flash")
     run.figures({"arena_bytes": plan.arena_bytes, "no_reuse_bound_bytes": plan.no_reuse_bound_bytes,

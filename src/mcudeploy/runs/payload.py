@@ -39,7 +39,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 PAYLOAD_SCHEMA = 1
 
@@ -103,19 +106,20 @@ def graph_layer_rows(graph) -> list[dict[str, Any]]:
     return rows
 
 
-PLAN_FIELDS = ("arena_bytes", "no_reuse_bound_bytes", "file_order_bound_bytes", "alignment", "io_in_arena",
-               "allocator", "elided_nodes")
-PLACEMENT_FIELDS = ("offset", "size", "first_step", "last_step", "region", "alias_of")
 
 
-def deployment_sections(deployment) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def deployment_sections(deployment: Deployment) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``(plan section, layer rows)`` of a :class:`~mcudeploy.deployment.Deployment`: the
     plan, ledger and verdict; per node the arena place of its first output and its kernel.
     (Built field by field: ``dataclasses.asdict`` of every tensor costs milliseconds.)"""
     plan, ledger = deployment.plan, deployment.ledger
-    placed = lambda items: {name: {key: getattr(p, key) for key in PLACEMENT_FIELDS}  # noqa: E731
+    placed = lambda items: {name: {"offset": p.offset, "size": p.size, "first_step": p.first_step,  # noqa: E731
+                                   "last_step": p.last_step, "region": p.region, "alias_of": p.alias_of}
                             for name, p in items.items()}
-    section = {key: getattr(plan, key) for key in PLAN_FIELDS if hasattr(plan, key)}
+    section: dict[str, Any] = {"arena_bytes": plan.arena_bytes, "no_reuse_bound_bytes": plan.no_reuse_bound_bytes,
+                               "file_order_bound_bytes": plan.file_order_bound_bytes, "alignment": plan.alignment,
+                               "io_in_arena": plan.io_in_arena, "allocator": plan.allocator,
+                               "elided_nodes": plan.elided_nodes}
     section.update(reuse_rate=round(plan.reuse_rate, 4), order=list(plan.order), tensors=placed(plan.tensors),
                    scratch=placed(plan.scratch), weights=dict(plan.weights),
                    ledger=[clean(line) for line in ledger.lines],

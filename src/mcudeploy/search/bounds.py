@@ -29,11 +29,17 @@ configuration and says so.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..options import DeploymentOptions
 from ..plan.arena_banks import plan_groups
 
+if TYPE_CHECKING:
+    from ..plan.memory_plan import MemoryPlan
+    from ..targets import Target
 
-def arena_lower_bound(plan) -> int:
+
+def arena_lower_bound(plan: MemoryPlan) -> int:
     """The bound of the module docstring for ``plan``."""
     groups, roots = plan_groups(plan)
     if not groups:
@@ -54,7 +60,7 @@ def arena_lower_bound(plan) -> int:
     return max(0, max(live))
 
 
-def allowed_regions(target, options: DeploymentOptions) -> list:
+def allowed_regions(target: Target, options: DeploymentOptions) -> list:
     """The regions the arena of ``options`` may go to (the placement's rule 2)."""
     if options.activation_region is not None:
         return [r for r in target.regions if r.name == options.activation_region and r.writable]
@@ -64,7 +70,7 @@ def allowed_regions(target, options: DeploymentOptions) -> list:
             and (r.on_chip or options.external_activations) and (r.npu_access or not has_npu)]
 
 
-def region_room(target, options: DeploymentOptions) -> dict[str, int]:
+def region_room(target: Target, options: DeploymentOptions) -> dict[str, int]:
     """Capacity per region as the ledger counts it (on chip capped at ``sram_limit``)."""
     room = {}
     for region in target.regions:
@@ -75,7 +81,7 @@ def region_room(target, options: DeploymentOptions) -> dict[str, int]:
     return room
 
 
-def arena_pool(target, options: DeploymentOptions, fixed_bytes: int = 0, home: str | None = None) -> int:
+def arena_pool(target: Target, options: DeploymentOptions, fixed_bytes: int = 0, home: str | None = None) -> int:
     """The pool of the module docstring (``fixed_bytes`` charged to region ``home``)."""
     room = region_room(target, options)
     if home is not None:

@@ -22,9 +22,12 @@ the JSON log.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..mapping.predicates import CHANNEL_OPS, channel_count
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 RAM_NOFIT, FLASH_NOFIT, ALIGNMENT = "RAM_NOFIT", "FLASH_NOFIT", "ALIGNMENT"
 NPU_CONSTRAINT, UNSUPPORTED = "NPU_CONSTRAINT", "UNSUPPORTED"
@@ -74,15 +77,15 @@ def short_name(name: str, width: int = 40) -> str:
     return name if len(name) <= width else name[: width - 3] + "..."
 
 
-def stored_weight_bytes(deployment) -> int:
+def stored_weight_bytes(deployment: Deployment) -> int:
     """Bytes of weights the firmware image stores in flash (those copied to RAM at start-up too)."""
     return sum(value.nbytes for value in deployment.graph.constants())
 
 
-def memory_reasons(deployment, constraints: Constraints) -> list[Reason]:
+def memory_reasons(deployment: Deployment, constraints: Constraints) -> list[Reason]:
     """RAM_NOFIT / FLASH_NOFIT from the ledger (module docstring)."""
     ledger = deployment.ledger
-    alive = [{"tensor": name, "bytes": size} for name, size in ledger.peak_tensors[:6]]
+    alive: list[dict[str, Any]] = [{"tensor": name, "bytes": size} for name, size in ledger.peak_tensors[:6]]
     shown = ", ".join(f"{short_name(item['tensor'])} {kib(item['bytes'])}" for item in alive[:4])
     reasons = []
     for region in ledger.regions:
@@ -122,7 +125,7 @@ def model_input_data(value) -> bool:
     return node is None and not value.is_constant
 
 
-def alignment_reasons(deployment, constraints: Constraints) -> list[Reason]:
+def alignment_reasons(deployment: Deployment, constraints: Constraints) -> list[Reason]:
     """ALIGNMENT: NPU convolutions reading channels that are not a multiple of the NPU's
     alignment (the model's input data excepted: its channels are the data's)."""
     npu = deployment.target.npu if deployment.target is not None else None
@@ -154,11 +157,12 @@ def alignment_reasons(deployment, constraints: Constraints) -> list[Reason]:
     return reasons
 
 
-def npu_reasons(deployment, estimate, constraints: Constraints) -> list[Reason]:
+def npu_reasons(deployment: Deployment, estimate, constraints: Constraints) -> list[Reason]:
     """NPU_CONSTRAINT: refused layers (``npu_only``) and layers predicted to fail."""
     reasons = []
     mapping = deployment.mapping
-    if constraints.npu_only and mapping is not None and deployment.target.npu is not None:
+    if constraints.npu_only and mapping is not None and deployment.target is not None \
+            and deployment.target.npu is not None:
         for placement in mapping.placements:
             if placement.device != "cpu" or placement.macc == 0 or placement.op in BOUNDARY_OPS:
                 continue
@@ -180,7 +184,7 @@ def unsupported(error: Exception) -> Reason:
                   {"error": type(error).__name__})
 
 
-def trial_reasons(deployment, estimate, constraints: Constraints) -> list[Reason]:
+def trial_reasons(deployment: Deployment, estimate, constraints: Constraints) -> list[Reason]:
     """Every reason ``deployment`` fails (module docstring), memory first."""
     return (memory_reasons(deployment, constraints) + alignment_reasons(deployment, constraints)
             + npu_reasons(deployment, estimate, constraints))

@@ -25,13 +25,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..driver import deploy
 from ..errors import McuDeployError
 from ..estimate import estimate
 from .bounds import arena_lower_bound
 from .reasons import Constraints, Reason, stored_weight_bytes, trial_reasons, unsupported
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
+    from ..plan.memory_transform import MemoryTransform
+    from ..targets import Target
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 PLAN_KNOBS = ("schedule", "reuse", "overlap", "concat_in_place", "alignment", "io_in_arena", "kernels",
@@ -96,7 +101,7 @@ def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _off_chip(deployment) -> list[tuple[str, int]]:
+def _off_chip(deployment: Deployment) -> list[tuple[str, int]]:
     """Every activation tensor placed in external RAM, largest first."""
     regions = {r.name: r for r in deployment.target.regions} if deployment.target else {}
     tensors = [(p.name, p.size) for p in deployment.plan.tensors.values()
@@ -104,19 +109,19 @@ def _off_chip(deployment) -> list[tuple[str, int]]:
     return sorted(tensors, key=lambda item: (-item[1], item[0]))
 
 
-def _arena_off_chip(deployment) -> bool:
+def _arena_off_chip(deployment: Deployment) -> bool:
     """Whether the activation arena itself is placed in external RAM (not only the tensors a
     graph split spills there)."""
     placement, target = deployment.plan.placement, deployment.target
-    if placement is None or target is None:
+    if target is None:
         return False
     external = {r.name for r in target.regions if not r.on_chip}
     return placement.arena_region in external or any(name in external for name in placement.arena_banks)
 
 
-def _transform_figures(deployment) -> dict[str, Any]:
+def _transform_figures(deployment: Deployment) -> dict[str, Any]:
     """Tiling and graph-split figures of the deployment's memory transformations, if any."""
-    transform = getattr(deployment, "memory_transform", None)
+    transform = deployment.memory_transform
     figures: dict[str, Any] = {}
     if transform is None:
         return figures
@@ -127,14 +132,14 @@ def _transform_figures(deployment) -> dict[str, Any]:
     if transform.split is not None:
         split = transform.split.to_json()
         figures["split_external_bytes"] = deployment.plan.external_bytes
-        figures["split_bytes_exchanged"] = sum(t.bytes for t in getattr(deployment.plan, "transfers", {}).values())
+        figures["split_bytes_exchanged"] = sum(t.bytes for t in deployment.plan.transfers.values())
         figures["split_points"] = list(split.get("points", []))
         figures["split_tensors"] = list(split.get("tensors", []))[:8]
     figures.update(_pinned(transform))
     return figures
 
 
-def _pinned(transform) -> dict[str, Any]:
+def _pinned(transform: MemoryTransform) -> dict[str, Any]:
     """The automatic choices as the explicit options that replay them (``[tiling] regions``,
     ``[split] points``), so the search's ``-o`` file deploys without searching again. A split
     by spilled tensors (``[split] auto``) has no points to write: it stays automatic."""
@@ -149,7 +154,7 @@ def _pinned(transform) -> dict[str, Any]:
     return pinned
 
 
-def metrics_of(deployment, latency) -> Metrics:
+def metrics_of(deployment: Deployment, latency) -> Metrics:
     """The plain figures of a deployment (module docstring)."""
     ledger, plan = deployment.ledger, deployment.plan
     placement = plan.placement
@@ -173,7 +178,7 @@ def metrics_of(deployment, latency) -> Metrics:
                    extra=_transform_figures(deployment))
 
 
-def _estimate(deployment, notes: list[str]):
+def _estimate(deployment: Deployment, notes: list[str]):
     try:
         latency = estimate(deployment)
     except McuDeployError as err:
@@ -185,7 +190,7 @@ def _estimate(deployment, notes: list[str]):
     return latency
 
 
-def evaluate(graph, target, options, constraints: Constraints, config: dict[str, Any] | None = None,
+def evaluate(graph, target: Target, options, constraints: Constraints, config: dict[str, Any] | None = None,
              *, raise_errors: bool = False):
     """(deployment or None, :class:`Trial`) of ``options`` (module docstring)."""
     started = time.perf_counter()

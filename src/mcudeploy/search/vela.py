@@ -41,12 +41,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import McuDeployError, UsageError
 from .reasons import FLASH_NOFIT, NPU_CONSTRAINT, RAM_NOFIT, UNSUPPORTED, Constraints, Reason, exact
 from .space import Space, SpaceContext
 from .trial import FAIL, PASS, Metrics, Trial
+
+if TYPE_CHECKING:
+    from ..targets import MemoryRegion, Target
 
 logger = logging.getLogger(__name__)
 VELA_VARIABLE = "MCUDEPLOY_VELA"          # the Vela executable (default: ``vela`` on PATH)
@@ -88,7 +91,7 @@ def vela_command() -> list[str]:
     return [found]
 
 
-def accelerator_of(target) -> str:
+def accelerator_of(target: Target) -> str:
     """Vela's ``--accelerator-config`` from the target's NPU name (module docstring)."""
     match = ACCELERATOR.search((target.npu.name if target.npu else "").lower().replace(" ", "-"))
     if match is None:
@@ -98,12 +101,14 @@ def accelerator_of(target) -> str:
     return f"ethos-u{match.group(1)}-{match.group(2)}"
 
 
-def _scale(region, clock_hz: float) -> float:
+def _scale(region: MemoryRegion, clock_hz: float) -> float:
     return round(min(1.0, region.speed / (clock_hz * AXI_BYTES)), 6)
 
 
-def vela_ini(target, name: str) -> str:
+def vela_ini(target: Target, name: str) -> str:
     """The vela.ini text for ``target`` (module docstring)."""
+    if target.npu is None:   # accelerator_of refused it first
+        raise UsageError(f"--backend vela needs an Arm Ethos-U target; target {target.name!r} has no NPU")
     clock = target.npu.clock_hz
     sram = _npu_sram(target)
     flash = _flash(target)
@@ -124,18 +129,18 @@ def vela_ini(target, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _npu_sram(target):
+def _npu_sram(target: Target):
     regions = [r for r in target.regions if r.on_chip and r.writable and r.holds_data and r.npu_access]
     if not regions:
         raise UsageError(f"target {target.name!r} has no on-chip RAM the NPU reaches: Vela needs one for its arena")
     return max(regions, key=lambda r: r.size)
 
 
-def _flash(target):
+def _flash(target: Target):
     return max((r for r in target.regions if r.kind == "flash"), key=lambda r: r.size, default=None)
 
 
-def vela_setup(model: Path | None, target, options, request) -> VelaSetup:
+def vela_setup(model: Path | None, target: Target, options, request) -> VelaSetup:
     """Check the model and the target for Vela and write the vela.ini (module docstring)."""
     if model is None or Path(model).suffix.lower() != ".tflite":
         raise UsageError(f"--backend vela compiles TFLite models; {model or 'an in-memory graph'} is not a .tflite file")
@@ -259,7 +264,7 @@ def evaluate_vela(setup: VelaSetup, config: dict[str, Any], constraints: Constra
     return Trial(dict(config), FAIL if reasons else PASS, reasons, metrics, seconds=time.perf_counter() - started)
 
 
-def our_estimate(model: Path | None, target, options) -> dict[str, Any]:
+def our_estimate(model: Path | None, target: Target, options) -> dict[str, Any]:
     """mcudeploy's own deployment and latency estimate of the model on the target, to report
     beside Vela's (the same model, our planner and cost model)."""
     from ..driver import deploy

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import math
 import shutil
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import UnsupportedError
 from ..ir import precision
 from ..runs.capture import note_analysis, note_deployment, note_generation, note_quantization, note_validation
 from ..runs.current import current_run
 from .context import CellContext
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 StageFunction = Callable[[CellContext], dict[str, Any]]
 STAGES: dict[str, StageFunction] = {}
@@ -124,7 +127,7 @@ def validate(context: CellContext) -> dict[str, Any]:
             "accuracy": worst("quantized_accuracy", min), "passed": result.passed}
 
 
-def _use_by_kind(deployment) -> dict[str, int]:
+def _use_by_kind(deployment: Deployment) -> dict[str, int]:
     use = {"sram": 0, "psram": 0, "flash": 0}
     for region in deployment.ledger.regions:
         use[region.kind] = use.get(region.kind, 0) + region.used

@@ -21,7 +21,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ..errors import McuDeployError, UsageError
 from ..ir import Graph
 from ..progress import phase
 from ..reference.int_executor import check_int_feeds, run_int
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 log = logging.getLogger(__name__)
 BUILD_TIMEOUT = 600
@@ -47,7 +50,7 @@ class CRunResult:
     layer_instructions: list[list[int]] = field(default_factory=list)   # per inference, per layer
 
 
-def generate_for_run(deployment, folder: Path) -> Path:
+def generate_for_run(deployment: Deployment, folder: Path) -> Path:
     """Write the generated project of ``deployment`` into ``folder`` (replacing an earlier one)."""
     write_project(generate_files(deployment, ProjectOptions()), folder, force=True)
     return folder
@@ -117,7 +120,7 @@ def build_host(project: Path, *, sanitize: bool = False) -> Path:
     return project / "build" / ("host-sanitize" if sanitize else "host") / "network_harness"
 
 
-def run_host(deployment, feeds: dict[str, np.ndarray], *, sanitize: bool = False,
+def run_host(deployment: Deployment, feeds: dict[str, np.ndarray], *, sanitize: bool = False,
              keep: Path | None = None) -> CRunResult:
     """Generate, build with the host compiler and run on ``feeds`` (batched)."""
     graph = deployment.graph
@@ -156,7 +159,7 @@ class GeneratedCodeCheck:
         return text
 
 
-def compare_with_reference(deployment, feeds: dict[str, np.ndarray], on: str,
+def compare_with_reference(deployment: Deployment, feeds: dict[str, np.ndarray], on: str,
                            result: CRunResult) -> GeneratedCodeCheck:
     """Compare every output byte of ``result`` with
     :func:`~mcudeploy.reference.int_executor.run_int` on the same feeds."""

@@ -8,6 +8,8 @@ inference, per layer with ``profile``) or a :class:`~.c_runner.GeneratedCodeChec
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import UsageError
@@ -16,6 +18,9 @@ from ..reference.float_kernels.quant import quantize
 from .c_runner import CRunResult, GeneratedCodeCheck, compare_with_reference, run_host
 from .data import check_arrays
 from .qemu import ENGINE_BOARDS, run_qemu
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 TARGETS = ("host", *ENGINE_BOARDS)
 
@@ -32,7 +37,7 @@ def options_for_run(options: DeploymentOptions, on: str | None) -> tuple[Deploym
     return options, False
 
 
-def build_summary(deployment, on: str, defaulted: bool) -> str:
+def build_summary(deployment: Deployment, on: str, defaulted: bool) -> str:
     """One line: where the code ran, the target and core it was built for, its kernel variants."""
     counts = deployment.kernels.counts()
     kernels = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
@@ -44,7 +49,7 @@ def build_summary(deployment, on: str, defaulted: bool) -> str:
     return f"generated code on {on}: {built}, kernels {kernels}{note}"
 
 
-def run_generated(deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize: bool = False,
+def run_generated(deployment: Deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize: bool = False,
                   profile: bool = False) -> CRunResult:
     """The generated code of ``deployment`` run on ``on`` (``host``, ``qemu-m4``, ``qemu-m55``)."""
     if on == "host":
@@ -56,7 +61,7 @@ def run_generated(deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize
     return run_qemu(deployment, feeds, on, profile=profile)
 
 
-def check_generated_code(deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize: bool = False,
+def check_generated_code(deployment: Deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize: bool = False,
                          profile: bool = False) -> GeneratedCodeCheck:
     """Run on ``on`` and compare every output byte with the integer reference."""
     return compare_with_reference(deployment, feeds, on,

@@ -23,6 +23,7 @@ import logging
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .c_runner import (
     work_folder,
     write_samples,
 )
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 log = logging.getLogger(__name__)
 ENGINE_BOARDS = {"qemu-m4": "mps2-an386", "qemu-m55": "mps3-an547"}
@@ -138,7 +142,7 @@ def layer_instructions_from(output: str, ns_per_tick: float, layers: int) -> lis
     return [values[start:start + layers] for start in range(0, len(values), layers)] if layers else []
 
 
-def run_qemu(deployment, feeds: dict[str, np.ndarray], engine: str, *, keep: Path | None = None,
+def run_qemu(deployment: Deployment, feeds: dict[str, np.ndarray], engine: str, *, keep: Path | None = None,
              profile: bool = False) -> CRunResult:
     """Generate, cross-compile and run on the emulated board of ``engine`` (batched feeds).
     ``profile``: also count instructions per layer (a second build with the per-layer hook;

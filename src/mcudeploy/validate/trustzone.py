@@ -23,6 +23,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .c_runner import (
     write_samples,
 )
 from .qemu import RUN_TIMEOUT_PER_SAMPLE, board_of, instructions_from, require_toolchain
+
+if TYPE_CHECKING:
+    from ..deployment import Deployment
 
 TRUSTZONE_ENGINE = "qemu-m55"          # the toolchain check and board of this runner
 BOARD = AN547_LAYOUT.board
@@ -124,7 +128,7 @@ def _parse(console: str, samples: int) -> tuple[dict[str, int], int | None]:
     return checks, int(seen.group(1)) if seen else None
 
 
-def run_trustzone(deployment, feeds: dict[str, np.ndarray], *, keep: Path | None = None) -> TrustZoneRun:
+def run_trustzone(deployment: Deployment, feeds: dict[str, np.ndarray], *, keep: Path | None = None) -> TrustZoneRun:
     """Generate, build and run the TrustZone images on ``feeds`` (batched; module docstring)."""
     require_toolchain(TRUSTZONE_ENGINE)
     graph = deployment.graph
@@ -140,7 +144,7 @@ def run_trustzone(deployment, feeds: dict[str, np.ndarray], *, keep: Path | None
                             console, project if keep is not None else None)
 
 
-def check_trustzone(deployment, feeds: dict[str, np.ndarray], *, keep: Path | None = None) -> TrustZoneCheck:
+def check_trustzone(deployment: Deployment, feeds: dict[str, np.ndarray], *, keep: Path | None = None) -> TrustZoneCheck:
     """Run the TrustZone images and compare every output byte with ``run_int``; check every refusal."""
     result = run_trustzone(deployment, feeds, keep=keep)
     code = compare_with_reference(deployment, feeds, f"{BOARD} (TrustZone, non-secure caller)",

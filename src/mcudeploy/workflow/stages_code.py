@@ -50,11 +50,12 @@ from .stages_model import validation_samples
 if TYPE_CHECKING:
     from ..deployment import Deployment
     from ..estimate.records import Estimate
+    from ..targets import Target
 
 CODE_SEED = 1
 
 
-def estimated(deployment):
+def estimated(deployment: Deployment):
     """``(Estimate, "")`` from the estimator (:mod:`mcudeploy.estimate`, when importable), or
     ``(None, why not)``."""
     if deployment.target is None:
@@ -70,7 +71,7 @@ def estimated(deployment):
     return result, "" if result.complete else "estimate incomplete (layers without figures)"
 
 
-def _step_row(step: Step, deployment) -> tuple[dict, Estimate | None]:
+def _step_row(step: Step, deployment: Deployment) -> tuple[dict, Estimate | None]:
     flash = sum(r.used for r in deployment.ledger.regions if r.kind == "flash")
     estimate, note = estimated(deployment)
     return ({"step": step.name, "raises": step.raises, "arena_bytes": deployment.plan.arena_bytes,
@@ -126,7 +127,6 @@ def search(context: DeployContext) -> StageResult:
                 f"{context.project.name} (mcudeploy deploy, step '{last['step']}')"))
     context.cache["deployment"] = chosen
     latency = f"{last['latency_ms']:.3g} ms estimated" if last["latency_ms"] is not None else last["note"]
-    assert chosen.plan.placement is not None  # deploy() places the plan
     return StageResult("search", summary=f"{len(rows)} step(s), chosen '{last['step']}': arena "
                        f"{chosen.plan.arena_bytes:,} B in {chosen.plan.placement.arena_region}, flash "
                        f"{last['flash_bytes']:,} B, {latency}" + (f"; fallback '{fallback['step']}'" if fallback else ""),
@@ -143,7 +143,7 @@ def chosen_deployment(context: DeployContext):
     return context.cache["deployment"]
 
 
-def code_feeds(context: DeployContext, deployment, count: int) -> dict[str, np.ndarray]:
+def code_feeds(context: DeployContext, deployment: Deployment, count: int) -> dict[str, np.ndarray]:
     """Integer feeds for the generated code: the validation samples quantized, or random."""
     if context.model_is_quantized() or context.project.section("validation")["data"] is None:
         return random_integer_feeds(deployment.graph, count, CODE_SEED)
@@ -169,12 +169,12 @@ def generate(context: DeployContext) -> StageResult:
                        figures={"files": len(written)}, details={"folder": folder}, artefacts=[folder])
 
 
-def engines(context: DeployContext, target) -> list[str]:
+def engines(context: DeployContext, target: Target) -> list[str]:
     names = [qemu_engine(target) if name == "qemu" else name for name in context.project.section("validation")["code"]]
     return list(dict.fromkeys(names))
 
 
-def _on_board(deployment, feeds: dict[str, np.ndarray], engine: str, advance) -> CRunResult:
+def _on_board(deployment: Deployment, feeds: dict[str, np.ndarray], engine: str, advance) -> CRunResult:
     """Build once for the board of ``engine``, run every sample in its own QEMU (a bar step each)."""
     board, graph = board_of(engine), deployment.graph
     count = next(iter(feeds.values())).shape[0]
@@ -192,7 +192,7 @@ def _on_board(deployment, feeds: dict[str, np.ndarray], engine: str, advance) ->
     return CRunResult(joined, instructions)
 
 
-def _check(context: DeployContext, deployment, feeds, engine: str):
+def _check(context: DeployContext, deployment: Deployment, feeds, engine: str):
     count = next(iter(feeds.values())).shape[0]
     if engine == "host":
         with progress_bar("generated code on the host", None, enabled=context.progress):
@@ -201,7 +201,7 @@ def _check(context: DeployContext, deployment, feeds, engine: str):
         return compare_with_reference(deployment, feeds, engine, _on_board(deployment, feeds, engine, advance))
 
 
-def _trustzone(context: DeployContext, deployment, feeds) -> str:
+def _trustzone(context: DeployContext, deployment: Deployment, feeds) -> str:
     from ..validate.trustzone import check_trustzone
 
     with progress_bar("TrustZone images on mps3-an547", None, enabled=context.progress):
