@@ -18,8 +18,9 @@ tensor is 111 x 111 x 64. MobileNetV2 0.35 is ``tf.keras.applications.MobileNetV
 
 Quantization: the TFLite converter's full-integer post-training quantization
 (``Optimize.DEFAULT`` + a representative dataset of ``samples`` uniform random images,
-int8 input and output): the file is what a model zoo ships. The weights are seeded random:
-the models are for memory and MACC studies, not accuracy.
+int8 input and output): the file is what a model zoo ships. The weights are seeded random
+(the classifier scaled to logits of a trained network's spread, :func:`spread_logits`): the
+models are for memory and MACC studies, not accuracy.
 """
 from __future__ import annotations
 
@@ -77,6 +78,25 @@ def mobilenetv2_035_keras(size: int = 224, classes: int = 1000, seed: int = 0):
 
 
 BUILDERS = {"squeezenet11": squeezenet11_keras, "mobilenetv2_035": mobilenetv2_035_keras}
+LOGIT_SPREAD = 4.0
+
+
+def spread_logits(model, size: int, seed: int = 0) -> None:
+    """Scale the classifier (the last layer with weights: SqueezeNet's conv10, MobileNetV2's
+    dense) so that the logits on random images have standard deviation ``LOGIT_SPREAD``, as a
+    trained classifier's do. With random weights they are ~1e-3 wide, and the Softmax's
+    input scale then needs a multiplier below 1, which TFLite's integer Softmax (and
+    mcudeploy's) does not take. ReLU and the global pool are positively homogeneous, so
+    scaling the classifier's kernel and bias scales the logits by the same factor."""
+    keras = _keras()
+    images = np.random.default_rng(seed).uniform(-1, 1, (4, size, size, 3)).astype(np.float32)
+    classifier = [layer for layer in model.layers if layer.get_weights()][-1]
+    features = keras.Model(model.input, classifier.input)(images).numpy()
+    kernel, bias = classifier.get_weights()
+    # a dense layer's (C, K) kernel or a 1x1 conv's (1, 1, C, K): logits per image / per pixel
+    logits = features.reshape(-1, kernel.shape[-2]) @ kernel.reshape(-1, kernel.shape[-1]) + bias
+    factor = LOGIT_SPREAD / max(float(logits.std()), 1e-12)
+    classifier.set_weights([kernel * factor, bias * factor])
 
 
 def tflite_int8(model, size: int, samples: int = 2, seed: int = 0) -> bytes:
@@ -100,7 +120,9 @@ def tflite_int8(model, size: int, samples: int = 2, seed: int = 0) -> bytes:
 def build(name: str, size: int, output: Path) -> Path:
     """Write ``OUT/<name>_<size>_int8.tflite`` and return its path."""
     path = output / f"{name}_{size}_int8.tflite"
-    path.write_bytes(tflite_int8(BUILDERS[name](size), size))
+    model = BUILDERS[name](size)
+    spread_logits(model, size)
+    path.write_bytes(tflite_int8(model, size))
     log.info("wrote %s", path)
     return path
 
