@@ -21,13 +21,12 @@ import json
 import logging
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 from paths import INT8_MODELS, REPO, RESULTS, SHARED_MODELS
-
-sys.path.insert(0, str(REPO / "tools"))
 
 import mcudeploy  # noqa: E402
 from mcudeploy.driver import deploy  # noqa: E402
@@ -40,13 +39,15 @@ ZOO = [("mobilenetv2_035", 224), ("squeezenet11", 224), ("squeezenet11", 128)]
 
 
 def zoo_models(cache: Path) -> list[Path]:
-    """The zoo-style models, built once into ``cache`` (TensorFlow converts them)."""
-    from make_zoo_models import build
-    cache.mkdir(parents=True, exist_ok=True)
+    """The zoo-style models, built once into ``cache`` by tools/make_zoo_models.py in a process
+    of its own (TensorFlow and OR-Tools loaded in one process crash it)."""
     paths = []
     for name, size in ZOO:
         path = cache / f"{name}_{size}_int8.tflite"
-        paths.append(path if path.exists() else build(name, size, cache))
+        if not path.exists():
+            subprocess.run([sys.executable, str(REPO / "tools" / "make_zoo_models.py"), str(cache), "--models", name,
+                            "--sizes", str(size)], check=True, capture_output=True)
+        paths.append(path)
     return paths
 
 
