@@ -6,7 +6,7 @@ Recipe: the fire module of test_concat_channel_slices.py (ONNX, quantized by mcu
 three ways (in place; concat in place off; the Conv kernels' strided output withdrawn), each
 line checked against the plan's own record; then a Keras fire module converted by TFLite's
 converter (slow: TensorFlow), planned through the CLI: the line names both expand convs, and
-the arena is smaller than with the Concat copying by the bytes the copy held.
+the arena is smaller than with the Concat copying.
 """
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ def test_a_tensorflow_exported_fire_module_is_planned_in_place(tmp_path, capsys)
     assert "fire2_expand1x1" in lines[0] and "fire2_expand3x3" in lines[0]
     in_place = deploy(path, DeploymentOptions(target="stm32h747")).plan
     copying = deploy(path, DeploymentOptions(target="stm32h747", concat_in_place=False)).plan
-    # 10 x 10 pixels: the copy's 32-channel output is alive beside both 16-channel expands
-    assert copying.arena_bytes - in_place.arena_bytes >= 10 * 10 * 16
+    # 10 x 10 pixels: in place, the 32-channel concat and the 8-channel squeeze (+ work buffer);
+    # copying, both 16-channel expands beside the concat, which may overlap the one that dies
+    assert 10 * 10 * (32 + 8) <= in_place.arena_bytes < copying.arena_bytes
     assert sorted(in_place.channel_strides.values()) == [32, 32]   # both expands write 32-channel pixels
