@@ -26,12 +26,11 @@ import sys
 import time
 from pathlib import Path
 
+import mcudeploy
+from mcudeploy.driver import deploy
+from mcudeploy.options import DeploymentOptions
+from mcudeploy.search import SearchRequest, run_search
 from paths import INT8_MODELS, REPO, RESULTS, SHARED_MODELS
-
-import mcudeploy  # noqa: E402
-from mcudeploy.driver import deploy  # noqa: E402
-from mcudeploy.options import DeploymentOptions  # noqa: E402
-from mcudeploy.search import SearchRequest, run_search  # noqa: E402
 
 log = logging.getLogger("h747_fit_bench")
 TARGET = "stm32h747"
@@ -82,6 +81,13 @@ def measure(model: Path, request: SearchRequest) -> dict:
     return row
 
 
+def _short(region: str) -> str:
+    """``first..last xN`` with the model-name prefix TensorFlow puts on every node dropped."""
+    span, _, count = region.rpartition(" ")
+    ends = [end.split("/", 1)[1] if "/" in end else end for end in span.split("..")]
+    return f"{'..'.join(ends)} {count}"
+
+
 def render(rows: list[dict], args, started: float) -> str:
     load = os.getloadavg()
     lines = ["# On-chip fits on the STM32H747 (search --objective memory)", "",
@@ -103,8 +109,7 @@ def render(rows: list[dict], args, started: float) -> str:
         best = row["best"]
         changed = ", ".join(f"{k}={v}" for k, v in best["config"].items()) or "defaults"
         if best["tiling_regions"]:
-            changed += "; tiles: " + "; ".join(region.split("/")[-1] if "/" in region else region
-                                                for region in best["tiling_regions"])
+            changed += "; tiled: " + "; ".join(_short(region) for region in best["tiling_regions"])
         lines.append(f"| {row['model']} | {untiled['arena_bytes']} | {untiled['fits']} | "
                      f"{'on-chip fit' if row['on_chip_fit'] else 'no on-chip fit'} ({row['trials']} trials, "
                      f"{row['seconds']} s) | {best['on_chip_bytes']} | {best['external_bytes']} | "

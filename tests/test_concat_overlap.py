@@ -15,12 +15,12 @@ import ctypes
 
 import numpy as np
 import pytest
+from mcu_ctypes import ConcatParams, ConcatQuant, Dims, RequantizeQuant, dims  # noqa: E402
 
 from mcudeploy.arithmetic import fixed_point as fp
 from mcudeploy.ir import DType, Graph, QuantParams
 from mcudeploy.kernels.overlap import overlap_distance
 from test_runtime_c import runtime  # noqa: F401
-from mcu_ctypes import ConcatParams, ConcatQuant, Dims, RequantizeQuant, dims  # noqa: E402
 
 # (input shapes NHWC, axis): a U-Net-like channel concat, three channel inputs, an H concat (B = 1)
 CASES = [([(1, 3, 4, 5), (1, 3, 4, 7)], 3), ([(1, 2, 3, 4), (1, 2, 3, 2), (1, 2, 3, 3)], 3),
