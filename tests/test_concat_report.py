@@ -41,8 +41,9 @@ def test_an_in_place_concat_names_the_producers_that_write_its_slices():
 def test_a_copying_concat_says_why():
     from mcudeploy.kernels.strided_output import STRIDED_OUTPUT
     graph = graph_of("fire")
-    off, _ = _line(graph, DeploymentOptions(concat_in_place=False))
-    assert off.endswith(": copies (concat in place is off)")
+    off, deployment = _line(graph, DeploymentOptions(concat_in_place=False))
+    producers = ", ".join(f"{value.producer.name} (Conv)" for value in concat_of(deployment.graph).inputs)
+    assert off.endswith(f": copies (concat in place is off); inputs from {producers}")
     saved = STRIDED_OUTPUT["reference"].pop("Conv")
     try:
         refused, deployment = _line(graph, DeploymentOptions(kernels="reference"))

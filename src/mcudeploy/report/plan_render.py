@@ -79,5 +79,6 @@ def concat_lines(graph, plan) -> list[str]:
             how = "channel slices, written with a channel stride" if strided else "contiguous slices"
             lines.append(f"concat {node.name}: in place ({how} by {producers or 'its producers'})")
         else:
-            lines.append(f"concat {node.name}: copies ({reasons.get(node.name, 'concat in place is off')})")
+            lines.append(f"concat {node.name}: copies ({reasons.get(node.name, 'concat in place is off')}); "
+                         f"inputs from {producers or 'no node (graph inputs or constants)'}")
     return lines
