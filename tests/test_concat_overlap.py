@@ -12,15 +12,19 @@ is that distance.
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 import pytest
-from mcu_ctypes import ConcatParams, ConcatQuant, Dims, RequantizeQuant, dims  # noqa: E402
 
+from conftest import REPO
 from mcudeploy.arithmetic import fixed_point as fp
 from mcudeploy.ir import DType, Graph, QuantParams
 from mcudeploy.kernels.overlap import overlap_distance
 from test_runtime_c import runtime  # noqa: F401
+
+sys.path.insert(0, str(REPO / "runtime" / "tests"))
+from mcu_ctypes import ConcatParams, ConcatQuant, Dims, RequantizeQuant, dims  # noqa: E402
 
 # (input shapes NHWC, axis): a U-Net-like channel concat, three channel inputs, an H concat (B = 1)
 CASES = [([(1, 3, 4, 5), (1, 3, 4, 7)], 3), ([(1, 2, 3, 4), (1, 2, 3, 2), (1, 2, 3, 3)], 3),
