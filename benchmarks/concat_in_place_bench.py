@@ -1,7 +1,7 @@
 """Channel Concat in place (plan/reuse.py ``channel-slice``): the planned arena of models with
 NHWC channel concats, with and without it.
 
-    python benchmarks/concat_in_place_bench.py        -> results/concat_in_place.md
+    python benchmarks/concat_in_place_bench.py [--cache DIR]   -> results/concat_in_place.md
 
 Models (float ONNX built here, quantized by mcudeploy with one random sample - the figures
 are byte sizes, which do not depend on the ranges): a SqueezeNet 1.1-style network at 96x96
@@ -9,12 +9,19 @@ are byte sizes, which do not depend on the ranges): a SqueezeNet 1.1-style netwo
 expand 3x3 -> channel concat, 2 more max pools, conv 1x1 to 10 classes, global average pool), and the U-Nets of
 tools/make_unet.py at 256x256 (every skip; the skip also feeds the encoder's max pool) and
 with ``halve_skip`` (a 1x1 conv halves each skip before its concat: the Concat is then the
-skip's only reader). Plan: memory-aware order, views, overlap reuse, alignment 16, graph
-input and output outside the arena (``io_in_arena = false``), reference kernels.
+skip's only reader); and SqueezeNet 1.1 at 128 and 224 as TensorFlow exports it
+(tools/make_zoo_models.py: Keras, TFLite converter, full int8). Plan: memory-aware order,
+views, overlap reuse, alignment 16, graph input and output outside the arena (``io_in_arena
+= false``), reference kernels. A copying Concat may be placed over its dead input: the
+"memcpy rule" column plans it with the distance a memcpy copy needed, ``max((B-1)(O-L) +
+prefix + L, B(O-L))``, the "copying" column with the memmove one the kernel now has,
+``(B-1)(O-L) + prefix`` (kernels/overlap.py).
 """
 from __future__ import annotations
 
+import argparse
 import logging
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +36,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from make_unet import _Builder, make_unet  # noqa: E402
 from mcudeploy.driver import deployable_graph  # noqa: E402
 from mcudeploy.importers import load_model  # noqa: E402
+from mcudeploy.kernels import overlap  # noqa: E402
 from mcudeploy.plan.memory_plan import plan_memory  # noqa: E402
 from tiling_models import quantize_int8_io  # noqa: E402
 
@@ -75,26 +83,70 @@ def graph_of(model, shape):
     return deployable_graph(quantize_int8_io(graph, shape, samples=1))
 
 
+def memcpy_rule(node, value) -> int | str:
+    """The Concat overlap distance when its copies were memcpy (a copy may not overlap its own
+    source): max((B - 1)(O - L) + prefix + L, B (O - L)), for the "before" column."""
+    distance = memmove_rule(node, value)
+    if isinstance(distance, str):
+        return distance
+    output = node.outputs[0]
+    axis = node.attrs["axis"] % output.rank
+    blocks = math.prod(output.shape[:axis])
+    inner = math.prod(output.shape[axis + 1:]) * output.dtype.itemsize
+    length, block = value.shape[axis] * inner, output.shape[axis] * inner
+    return max(distance + length, blocks * (block - length))
+
+
+memmove_rule = overlap.PROOFS["Concat"]
+
+
+def plan_with_memcpy_rule(graph):
+    overlap.PROOFS["Concat"] = memcpy_rule
+    try:
+        return plan_memory(graph, io_in_arena=False, concat_in_place=False)
+    finally:
+        overlap.PROOFS["Concat"] = memmove_rule
+
+
+def tflite_graphs(cache: Path) -> dict:
+    from make_zoo_models import build
+    cache.mkdir(parents=True, exist_ok=True)
+    graphs = {}
+    for size in (128, 224):
+        path = cache / f"squeezenet11_{size}_int8.tflite"
+        graphs[f"SqueezeNet 1.1 {size}, TFLite export"] = deployable_graph(
+            load_model(path if path.exists() else build("squeezenet11", size, cache)))
+    return graphs
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/mcudeploy_zoo_models"),
+                        help="folder of the TFLite SqueezeNets (built there when missing)")
+    args = parser.parse_args()
     logging.disable(logging.WARNING)
     models = {"squeezenet-style 96": squeezenet(), "its fire modules (24x24x64 input)": squeezenet(stem=False),
               "unet256": (make_unet(256), (1, 1, 256, 256)),
               "unet256 halve_skip": (make_unet(256, halve_skip=True), (1, 1, 256, 256))}
+    graphs = {name: graph_of(model, shape) for name, (model, shape) in models.items()}
+    graphs.update(tflite_graphs(args.cache))
     lines = ["# Channel Concat in place (NHWC channel slices)", "",
              "Made by `python benchmarks/concat_in_place_bench.py`. " + " ".join(__doc__.split("\n\n")[2].split()), "",
-             "| model | channel concats | in place | arena copying (bytes) | arena in place (bytes) | saved | peak |",
-             "|---|---|---|---|---|---|---|"]
+             "| model | channel concats | in place | arena copying, memcpy rule (bytes) | arena copying (bytes) "
+             "| arena in place (bytes) | saved | peak |",
+             "|---|---|---|---|---|---|---|---|"]
     refusals = []
-    for name, (model, shape) in models.items():
-        graph = graph_of(model, shape)
+    for name, graph in graphs.items():
         concats = [n.name for n in graph.nodes if n.op == "Concat"]
+        before = plan_with_memcpy_rule(graph)
         dense = plan_memory(graph, io_in_arena=False, concat_in_place=False)
         strided = plan_memory(graph, io_in_arena=False)
         in_place = sum(name in strided.elided_nodes for name in concats)
         saved = 1 - strided.arena_bytes / dense.arena_bytes
         step, alive = strided.peak_step()
-        lines.append(f"| {name} | {len(concats)} | {in_place} | {dense.arena_bytes} | {strided.arena_bytes} | "
-                     f"{saved:.1%} | at {strided.order[step]}: {', '.join(f'{p.name} {p.size}' for p in alive[:3])} |")
+        lines.append(f"| {name} | {len(concats)} | {in_place} | {before.arena_bytes} | {dense.arena_bytes} | "
+                     f"{strided.arena_bytes} | {saved:.1%} | "
+                     f"at {strided.order[step]}: {', '.join(f'{p.name} {p.size}' for p in alive[:3])} |")
         refusals += [f"- {name}, {node}: {reason}" for node, reason in strided.reuse_refusals if node in concats]
     lines += ["", "Concats left as copies, and why:", ""] + (refusals or ["- none"])
     text = "\n".join(lines) + "\n"

@@ -76,8 +76,9 @@ MODELS = {"fire": fire_model, "decoder": decoder_model}
 # fire, in place: the 32-channel concat (8192) + the squeeze output (2048) while expand 3x3 runs,
 # the concat + the next conv's output (2048) after: 10240, the live-set lower bound. decoder, in
 # place: the 48-channel concat (12288) + the consumer conv's 16 channels (4096) less the 512
-# bytes that conv overlaps: 15872; copying, the overlap reuse packs to 16400.
-ARENAS = {"fire": (12432, 10240), "decoder": (16400, 15872)}
+# bytes that conv overlaps: 15872; copying, the overlap reuse packs to 16384 (the Concat's memmove
+# over its dead up-sampled input; 16400 when its copies were memcpy, kernels/overlap.py).
+ARENAS = {"fire": (12432, 10240), "decoder": (16384, 15872)}
 
 
 @lru_cache(maxsize=None)

@@ -163,8 +163,8 @@ def test_channel_concat_overlapping_its_input_matches_reference(runtime):
     graph = channel_concat_graph()
     plan = plan_memory(graph, alignment=16, time_limit=1.0)
     pair = next(p for p in plan.pairs if p.node == "concat")
-    assert (pair.input, pair.distance) == ("b", 1024)       # max(63*16 + 16, 64*16)
-    assert plan.tensors["concat"].offset == plan.tensors["b"].offset - 1024
+    assert (pair.input, pair.distance) == ("b", 1008)       # (B - 1)(O - L) + prefix = 63*16 (memmove)
+    assert plan.tensors["concat"].offset == plan.tensors["b"].offset - 1008
     assert plan.arena_bytes == 3072 < plan.no_reuse_bound_bytes == 4096
     feeds = random_feeds(graph, 3)
     expected = run_int(graph, feeds)

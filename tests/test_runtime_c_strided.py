@@ -27,7 +27,7 @@ from mcudeploy.reference.int_kernels import prepare_node
 from test_runtime_c import per_tensor, random_tensor, runtime, single_node  # noqa: F401
 
 sys.path.insert(0, str(REPO / "runtime" / "tests"))
-from c_runners import _channel_quant, _params, out_dims, run_node  # noqa: E402
+from c_runners import _channel_quant, _params, _quant, out_dims, run_node  # noqa: E402
 from mcu_ctypes import CallError, Context, Dims, Runtime, build_library, dims  # noqa: E402
 
 SENTINEL = 0x5A
@@ -155,19 +155,24 @@ def _variant_call(library: Runtime, variant, graph, feeds, out: np.ndarray) -> N
         library.call(function, context, _params(node, params), _channel_quant(params, keep), dims(x.shape), x,
                      dims(node.inputs[1].shape), w, None if bias is None else bias.astype(np.int32), out_dims(out),
                      out)
+    elif node.op in ("Add", "Mul"):
+        library.call(function, context, _params(node, params), _quant(node, params), dims(x.shape), x,
+                     dims(w.shape), w, out_dims(out), out)
     else:
         library.call(function, context, _params(node, params), dims(x.shape), x, out_dims(out), out)
 
 
-VARIANT_CASES = {"dsp-conv": "conv-s8", "dsp-depthwise": "depthwise-s8", "dsp-pool": "max-pool",
-                 "mve-conv": "conv-s8", "mve-depthwise": "depthwise-s8", "mve-pool": "average-pool"}
+VARIANT_CASES = [("dsp-conv", "conv-s8"), ("dsp-depthwise", "depthwise-s8"), ("dsp-pool", "max-pool"),
+                 ("dsp-elementwise", "add"), ("dsp-elementwise", "mul"),
+                 ("mve-conv", "conv-s8"), ("mve-depthwise", "depthwise-s8"), ("mve-pool", "average-pool"),
+                 ("mve-elementwise", "add"), ("mve-elementwise", "mul")]
 
 
 @pytest.mark.parametrize("offset, extra", [(0, 5), (4, 4)])
-@pytest.mark.parametrize("name", VARIANT_CASES)
-def test_variants_write_the_strided_output_of_the_reference(variant_runtime, runtime, name, offset,  # noqa: F811
+@pytest.mark.parametrize("name, case", VARIANT_CASES)
+def test_variants_write_the_strided_output_of_the_reference(variant_runtime, runtime, name, case, offset,  # noqa: F811
                                                              extra):
-    graph, feeds = CASES[VARIANT_CASES[name]](np.random.default_rng(RNG_SEED))
+    graph, feeds = CASES[case](np.random.default_rng(RNG_SEED))
     node = graph.nodes[0]
     variant = variant_named(node.op, name)
     assert variant.accepts(node) is None and strided_output_refusal(name, node) is None

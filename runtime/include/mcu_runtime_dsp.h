@@ -7,7 +7,7 @@
  * documented per kernel below. Built without the DSP extension (the host, M0+ / M3) the
  * same sources compile to portable C with the same results (src/dsp/mcu_dsp_simd.h), so a
  * deployment made for a DSP core also runs, slowly, on the host. Conv, depthwise conv and
- * pooling honour an out c_stride as their reference kernels do (mcu_runtime.h).
+ * pooling, Add and Mul honour an out c_stride as their reference kernels do (mcu_runtime.h).
  *
  * Requantization: SMMULR where a channel's accumulators provably stay below 2^30 after its
  * left shift (|bias| + K * 128 * 255, decided once per channel), TFLite's 64-bit form

@@ -6,7 +6,7 @@
  * weight and bias layouts, prepared offline by mcudeploy (src/mcudeploy/kernels/mve.py) and
  * documented per kernel below. Built without MVE (the host, other cores) the same sources
  * compile to portable C with the same results (src/mve/mcu_mve_simd.h), so a deployment
- * made for an MVE core also runs, slowly, on the host. Conv, depthwise conv and pooling
+ * made for an MVE core also runs, slowly, on the host. Conv, depthwise conv, pooling, Add and Mul
  * honour an out c_stride as their reference kernels do (mcu_runtime.h).
  *
  * Offset folding: where a kernel says "bias'", the caller passes

@@ -5,6 +5,8 @@
  * block b, then input 1's, ... where input i's block has in_i[axis] * (product of the dims
  * after the axis) elements. Inputs sharing the output's quantization are copied, the others
  * requantized: Y = clamp(mbqm(wrap32(X - zp_in), m, s) + zp_out, type range).
+ * Copies are memmove, not memcpy: the planner may place the output over a dead input
+ * (src/mcudeploy/kernels/overlap.py, concat_proof), so one block's copy may overlap its source.
  * Spec: reference/int_kernels/shape.py (concat).
  */
 #include <string.h>
@@ -47,8 +49,8 @@ static int32_t shapes_valid(const mcu_concat_params *params, const mcu_dims *in_
 static void copy_block(const mcu_concat_quant *quant, const void *in, int32_t in_index, void *out,
                        int32_t out_index, int32_t length, mcu_element_type type) {
     if (quant == NULL || !quant->requantize) {
-        memcpy((char *)out + (size_t)out_index * type, (const char *)in + (size_t)in_index * type,
-               (size_t)length * type);
+        memmove((char *)out + (size_t)out_index * type, (const char *)in + (size_t)in_index * type,
+                (size_t)length * type);
         return;
     }
     const mcu_requantize_quant *q = &quant->quant;

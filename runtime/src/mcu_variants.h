@@ -65,7 +65,7 @@ static inline int32_t mcu_pool_arguments_valid(const mcu_pool_params *p, const m
 static inline int32_t mcu_same_shape_arguments_valid(const mcu_elementwise_params *params, const mcu_dims *in1_dims,
                                                      const int8_t *in1, const mcu_dims *in2_dims, const int8_t *in2,
                                                      const mcu_dims *out_dims, const int8_t *out) {
-    return params != NULL && mcu_dims_valid(in1_dims) && mcu_dims_valid(in2_dims) && mcu_dims_valid(out_dims)
+    return params != NULL && mcu_dims_valid(in1_dims) && mcu_dims_valid(in2_dims) && mcu_out_dims_valid(out_dims)
            && in1 != NULL && in2 != NULL && out != NULL && mcu_dims_equal(in1_dims, out_dims)
            && mcu_dims_equal(in2_dims, out_dims) && mcu_activation_valid(&params->activation, MCU_INT8);
 }

@@ -15,7 +15,8 @@
  *
  * Access order: element i of the output is written after elements i..i+3 of both inputs
  * are read, and never before element i of either is read (in-place with either input is
- * safe: the reference's proof holds).
+ * safe: the reference's proof holds). Out c_stride (mcu_runtime.h): pixel p's C outputs at
+ * element p * c_stride, one run of C elements per pixel (one run of all when dense).
  */
 #include "mcu_dsp_internal.h"
 #include "mcu_variants.h"
@@ -67,6 +68,24 @@ MCU_DSP_INLINE int32_t pack4(int32_t y0, int32_t y1, int32_t y2, int32_t y3) {
                      | ((uint32_t)(uint8_t)y3 << 24));
 }
 
+static void add_run(const add_plan *plan, const int32_t offsets[2], const int8_t *in1, const int8_t *in2,
+                    int8_t *out, int32_t count) {
+    int32_t index = 0;
+    int32_t offset1 = mcu_dsp_pair(offsets[0]), offset2 = mcu_dsp_pair(offsets[1]);
+    for (; index + 4 <= count; index += 4) {
+        int32_t a = mcu_read32(in1 + index), b = mcu_read32(in2 + index);
+        int32_t a02 = mcu_sxtab16(offset1, a), a13 = mcu_sxtab16_ror8(offset1, a);
+        int32_t b02 = mcu_sxtab16(offset2, b), b13 = mcu_sxtab16_ror8(offset2, b);
+        mcu_write32(out + index, pack4(add_one(plan, low_half(a02), low_half(b02)),
+                                       add_one(plan, low_half(a13), low_half(b13)),
+                                       add_one(plan, high_half(a02), high_half(b02)),
+                                       add_one(plan, high_half(a13), high_half(b13))));
+    }
+    for (; index < count; ++index) {
+        out[index] = (int8_t)add_one(plan, in1[index] + offsets[0], in2[index] + offsets[1]);
+    }
+}
+
 mcu_status mcu_add_s8_dsp(const mcu_context *ctx, const mcu_elementwise_params *params,
                           const mcu_add_quant *quant, const mcu_dims *in1_dims, const int8_t *in1,
                           const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out) {
@@ -81,19 +100,11 @@ mcu_status mcu_add_s8_dsp(const mcu_context *ctx, const mcu_elementwise_params *
                      add_scale_of(quant->input2_multiplier, quant->left_shift, quant->input2_shift),
                      add_scale_of(quant->output_multiplier, 0, quant->output_shift), quant->output_offset,
                      params->activation.min, params->activation.max};
-    int32_t count = mcu_dims_count(out_dims), index = 0;
-    int32_t offset1 = mcu_dsp_pair(quant->input1_offset), offset2 = mcu_dsp_pair(quant->input2_offset);
-    for (; index + 4 <= count; index += 4) {
-        int32_t a = mcu_read32(in1 + index), b = mcu_read32(in2 + index);
-        int32_t a02 = mcu_sxtab16(offset1, a), a13 = mcu_sxtab16_ror8(offset1, a);
-        int32_t b02 = mcu_sxtab16(offset2, b), b13 = mcu_sxtab16_ror8(offset2, b);
-        mcu_write32(out + index, pack4(add_one(&plan, low_half(a02), low_half(b02)),
-                                       add_one(&plan, low_half(a13), low_half(b13)),
-                                       add_one(&plan, high_half(a02), high_half(b02)),
-                                       add_one(&plan, high_half(a13), high_half(b13))));
-    }
-    for (; index < count; ++index) {
-        out[index] = (int8_t)add_one(&plan, in1[index] + quant->input1_offset, in2[index] + quant->input2_offset);
+    const int32_t offsets[2] = {quant->input1_offset, quant->input2_offset};
+    int32_t run = out_dims->c_stride > 0 ? out_dims->c : mcu_dims_count(out_dims);
+    int32_t stride = out_dims->c_stride > 0 ? out_dims->c_stride : run;
+    for (int32_t first = 0, row = 0; first < mcu_dims_count(out_dims); first += run, ++row) {
+        add_run(&plan, offsets, in1 + first, in2 + first, out + row * stride, run);
     }
     return MCU_OK;
 }
@@ -107,6 +118,23 @@ MCU_DSP_INLINE int32_t mul_one(const mul_plan *plan, int32_t product) {
     return mcu_clamp(mcu_dsp_requantize(product, &plan->scale) + plan->output_offset, plan->low, plan->high);
 }
 
+static void mul_run(const mul_plan *plan, const int32_t offsets[2], const int8_t *in1, const int8_t *in2,
+                    int8_t *out, int32_t count) {
+    int32_t index = 0;
+    int32_t offset1 = mcu_dsp_pair(offsets[0]), offset2 = mcu_dsp_pair(offsets[1]);
+    for (; index + 4 <= count; index += 4) {
+        int32_t a = mcu_read32(in1 + index), b = mcu_read32(in2 + index);
+        int32_t a02 = mcu_sxtab16(offset1, a), a13 = mcu_sxtab16_ror8(offset1, a);
+        int32_t b02 = mcu_sxtab16(offset2, b), b13 = mcu_sxtab16_ror8(offset2, b);
+        mcu_write32(out + index, pack4(mul_one(plan, mcu_smlabb(a02, b02, 0)), mul_one(plan, mcu_smlabb(a13, b13, 0)),
+                                       mul_one(plan, mcu_smlatt(a02, b02, 0)), mul_one(plan, mcu_smlatt(a13, b13, 0))));
+    }
+    for (; index < count; ++index) {
+        int32_t product = (in1[index] + offsets[0]) * (in2[index] + offsets[1]);
+        out[index] = (int8_t)mul_one(plan, product);
+    }
+}
+
 mcu_status mcu_mul_s8_dsp(const mcu_context *ctx, const mcu_elementwise_params *params,
                           const mcu_mul_quant *quant, const mcu_dims *in1_dims, const int8_t *in1,
                           const mcu_dims *in2_dims, const int8_t *in2, const mcu_dims *out_dims, int8_t *out) {
@@ -118,18 +146,11 @@ mcu_status mcu_mul_s8_dsp(const mcu_context *ctx, const mcu_elementwise_params *
     }
     mul_plan plan = {mcu_dsp_scale_of(quant->output_multiplier, quant->output_shift, 0, 0), quant->output_offset,
                      params->activation.min, params->activation.max};
-    int32_t count = mcu_dims_count(out_dims), index = 0;
-    int32_t offset1 = mcu_dsp_pair(quant->input1_offset), offset2 = mcu_dsp_pair(quant->input2_offset);
-    for (; index + 4 <= count; index += 4) {
-        int32_t a = mcu_read32(in1 + index), b = mcu_read32(in2 + index);
-        int32_t a02 = mcu_sxtab16(offset1, a), a13 = mcu_sxtab16_ror8(offset1, a);
-        int32_t b02 = mcu_sxtab16(offset2, b), b13 = mcu_sxtab16_ror8(offset2, b);
-        mcu_write32(out + index, pack4(mul_one(&plan, mcu_smlabb(a02, b02, 0)), mul_one(&plan, mcu_smlabb(a13, b13, 0)),
-                                       mul_one(&plan, mcu_smlatt(a02, b02, 0)), mul_one(&plan, mcu_smlatt(a13, b13, 0))));
-    }
-    for (; index < count; ++index) {
-        int32_t product = (in1[index] + quant->input1_offset) * (in2[index] + quant->input2_offset);
-        out[index] = (int8_t)mul_one(&plan, product);
+    const int32_t offsets[2] = {quant->input1_offset, quant->input2_offset};
+    int32_t run = out_dims->c_stride > 0 ? out_dims->c : mcu_dims_count(out_dims);
+    int32_t stride = out_dims->c_stride > 0 ? out_dims->c_stride : run;
+    for (int32_t first = 0, row = 0; first < mcu_dims_count(out_dims); first += run, ++row) {
+        mul_run(&plan, offsets, in1 + first, in2 + first, out + row * stride, run);
     }
     return MCU_OK;
 }

@@ -69,7 +69,7 @@ def binary(context: CallContext, call: KernelCall) -> None:
     call.call = (f"{kernel_function(node)}({context.scratch}, {params}, {quant}, "
                  f"{context.dims_ref(call, 'in0_dims', a.shape)}, {context.pointer(a)}, "
                  f"{context.dims_ref(call, 'in1_dims', b.shape)}, {context.pointer(b)}, "
-                 f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
+                 f"{context.out_dims_ref(call, y.shape)}, {context.pointer(y)})")
 
 
 @emitter("AveragePool", "MaxPool", sources=("pool.c",))

@@ -153,14 +153,19 @@ def pool_proof(node: Node, value: Value) -> int | str:
 
 @proof("Concat")
 def concat_proof(node: Node, value: Value) -> int | str:
-    """mcu_concat: for each of B outer blocks, the inputs in order, one memcpy (or a forward
-    element loop when requantizing) of input i's block of L bytes into the output block of
-    O bytes, at byte ``prefix`` (the earlier inputs' blocks) inside it. One memcpy may not
-    overlap its own source, and no write may reach bytes of input i still to be read:
+    """mcu_concat: for each of B outer blocks, the inputs in order, one memmove (or a forward
+    element loop when requantizing: element k read, then written) of input i's block of L
+    bytes into the output block of O bytes, at byte ``prefix`` (the earlier inputs' blocks)
+    inside it. A memmove may overlap its own source, so the only rule is that no write reaches
+    bytes of input i still to be read by a later copy: the copy of input j in block b ends at
+    ``b O + prefix_j + L_j``, while input i's reads still to come start at ``b L`` (j < i) or
+    ``(b + 1) L`` (j >= i; none after input i's last block). The tightest is input i - 1 in
+    the last block:
 
-        distance = max((B - 1)(O - L) + prefix + L,   B (O - L))
+        distance = (B - 1)(O - L) + prefix
 
-    (the last block is the tightest, since O >= L)."""
+    (with memcpy a copy could not overlap its own source: that cost L more, the 32 B of the
+    U-Net 512 hyperRAM arena)."""
     output = node.outputs[0]
     if sum(1 for v in node.inputs if v is value) != 1:
         return "the input appears more than once"
@@ -172,4 +177,4 @@ def concat_proof(node: Node, value: Value) -> int | str:
     length, block = value.shape[axis] * inner, output.shape[axis] * inner
     index = next(i for i, v in enumerate(node.inputs) if v is value)
     prefix = sum(v.shape[axis] for v in node.inputs[:index]) * inner
-    return max((blocks - 1) * (block - length) + prefix + length, blocks * (block - length))
+    return (blocks - 1) * (block - length) + prefix

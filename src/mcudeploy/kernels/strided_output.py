@@ -40,9 +40,11 @@ STRIDED_OUTPUT: dict[str, dict[str, Callable[[Node], bool]]] = {
     "dsp-conv": {"Conv": _int8_output},
     "dsp-depthwise": {"Conv": _int8_output},
     "dsp-pool": {"MaxPool": _int8_output, "AveragePool": _int8_output},
+    "dsp-elementwise": {"Add": _int8_output, "Mul": _int8_output},   # dsp/elementwise_dsp.c: a run per pixel
     "mve-conv": {"Conv": _int8_output},
     "mve-depthwise": {"Conv": _int8_output},
     "mve-pool": {"MaxPool": _int8_output, "AveragePool": _int8_output},
+    "mve-elementwise": {"Add": _int8_output, "Mul": _int8_output},   # mve/elementwise_mve.c: a run per pixel
 }
 
 

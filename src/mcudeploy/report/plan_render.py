@@ -54,9 +54,33 @@ def plan_figures(deployment: Deployment) -> list[str]:
     lines += [f"{item}: {reason}" for item, reason in plan.placement.reasons.items()]
     counts = deployment.kernels.counts()
     lines.append("kernels: " + ", ".join(f"{count} {name}" for name, count in sorted(counts.items())))
+    lines += concat_lines(deployment.graph, plan)
     executor_line = deployment.executor_line() if deployment.npu_mapping is not None else None
     if executor_line is not None:      # NPU targets: who runs the nodes, and the alternative
         lines.append(executor_line)
     lines += [f"note: {warning}" for warning in deployment.warnings]
     lines.append(deployment.ledger.verdict())
+    return lines
+
+
+def concat_lines(graph, plan) -> list[str]:
+    """One line per Concat: in place (how, and which producers write their slices) or a copy
+    and why (the planner's last refusal for it, :mod:`mcudeploy.plan.reuse`)."""
+    reasons: dict[str, str] = {}
+    for node, reason in plan.reuse_refusals:
+        if reason.startswith("concat in place"):
+            reasons[node] = reason.removeprefix("concat in place").lstrip(" :")
+    lines = []
+    for node in graph.nodes:
+        if node.op != "Concat":
+            continue
+        producers = ", ".join(f"{value.producer.name} ({value.producer.op})" for value in node.inputs
+                              if value is not None and value.producer is not None)
+        if node.name in plan.elided_nodes:
+            strided = any(plan.channel_strides.get(value.name) for value in node.inputs if value is not None)
+            how = "channel slices, written with a channel stride" if strided else "contiguous slices"
+            lines.append(f"concat {node.name}: in place ({how} by {producers or 'its producers'})")
+        else:
+            lines.append(f"concat {node.name}: copies ({reasons.get(node.name, 'concat in place is off')}); "
+                         f"inputs from {producers or 'no node (graph inputs or constants)'}")
     return lines
