@@ -22,9 +22,9 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Graph, Value, get_op
 from . import kernel_ops, kernel_ops_accumulate, kernel_ops_data, kernel_ops_more  # noqa: F401  (register the emitters)
+from .abi import c_initializer, struct
 from .c_literals import c_float, c_type
 from .identifiers import IdentifierTable, clean, comment_text, string_literal
-from .abi import c_initializer, struct
 from .kernel_calls import CallContext, ConstArray, KernelCall, emit_call
 from .templates import render
 
