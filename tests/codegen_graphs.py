@@ -32,10 +32,11 @@ def _node(graph: Graph, op: str, inputs, attrs=None, quant=None, name=None):
 def _conv_block(graph: Graph, x):
     w = graph.add_constant("conv_w", weights((8, 3, 3, 4)), quant=q(np.full(8, 0.01), 0, 0))
     b = graph.add_constant("conv_b", RNG.integers(-500, 500, 8).astype(np.int32))
-    y = _node(graph, "Conv", [x, w, b], {"layout": "NHWC", "pads": (1, 1, 1, 1), "activation_min": 0.0},
+    # asymmetric pads (top != left, bottom != top): a pad_top / pad_left swap changes the numbers
+    y = _node(graph, "Conv", [x, w, b], {"layout": "NHWC", "pads": (0, 1, 2, 1), "activation_min": 0.0},
               q(0.05, -128))
     dw = graph.add_constant("dw_w", weights((16, 3, 3, 1)), quant=q(np.linspace(0.005, 0.02, 16), 0, 0))
-    y = _node(graph, "Conv", [y, dw], {"layout": "NHWC", "group": 8, "strides": (2, 2), "pads": (1, 1, 1, 1)},
+    y = _node(graph, "Conv", [y, dw], {"layout": "NHWC", "group": 8, "strides": (2, 2), "pads": (1, 0, 0, 1)},
               q(0.06, 3))
     y = _node(graph, "MaxPool", [y], {"layout": "NHWC", "kernel_shape": (2, 2), "strides": (1, 1)})
     tw = graph.add_constant("tconv_w", weights((4, 2, 2, 16)), quant=q(np.full(4, 0.02), 0, 0))

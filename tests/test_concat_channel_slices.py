@@ -160,8 +160,9 @@ def test_generated_code_writes_the_channel_stride_only_for_the_producers():
     graph = graph_of("fire")
     deployment = deploy(graph)
     network = generate_files(deployment, ProjectOptions())["network.c"]
-    strided = [line for line in network.splitlines() if "_out_dims = {" in line and not line.endswith(", 0};")]
-    assert len(strided) == 2 and all(line.endswith(", 16, 16, 32};") for line in strided), strided
+    strided = [line for line in network.splitlines()
+               if "_out_dims = {" in line and not line.endswith(".c_stride = 0};")]
+    assert len(strided) == 2 and all(line.endswith(".w = 16, .c = 16, .c_stride = 32};") for line in strided), strided
     assert "mcu_concat_s8" not in network
 
 

@@ -450,16 +450,20 @@ def test_kernels_reject_bad_arguments_and_small_scratch(runtime):
     x, w = np.zeros((1, 4, 4, 2), np.int8), np.zeros((3, 3, 3, 2), np.int8)
     out = np.zeros((1, 4, 4, 3), np.int8)
     multiplier, shift = np.full(3, 2**30, np.int32), np.zeros(3, np.int32)
-    quant = ChannelQuant(0, 0, int_pointer(multiplier), int_pointer(shift))
-    good = ConvParams(1, 1, 1, 1, 1, 1, Activation(-128, 127))
+    quant = ChannelQuant(input_offset=0, output_offset=0, multiplier=int_pointer(multiplier), shift=int_pointer(shift))
+
+    def conv_params(stride_h: int = 1, low: int = -128, high: int = 127) -> ConvParams:
+        return ConvParams(stride_h=stride_h, stride_w=1, pad_top=1, pad_left=1, dilation_h=1, dilation_w=1,
+                          activation=Activation(min=low, max=high))
+    good = conv_params()
     args = (quant, Dims(1, 4, 4, 2), x, Dims(3, 3, 3, 2), w, None, Dims(1, 4, 4, 3), out)
     assert runtime.status("mcu_conv2d_s8", None, good, *args) == 0
-    assert runtime.status("mcu_conv2d_s8", None, ConvParams(0, 1, 1, 1, 1, 1, Activation(-128, 127)), *args) == 1
-    assert runtime.status("mcu_conv2d_s8", None, ConvParams(1, 1, 1, 1, 1, 1, Activation(5, 4)), *args) == 1
+    assert runtime.status("mcu_conv2d_s8", None, conv_params(stride_h=0), *args) == 1
+    assert runtime.status("mcu_conv2d_s8", None, conv_params(low=5, high=4), *args) == 1
     assert runtime.status("mcu_conv2d_s8", None, good, quant, Dims(1, 4, 4, 2), None, *args[3:]) == 1
     assert runtime.status("mcu_conv2d_s8", None, good, quant, Dims(1, 4, 4, 2), x, Dims(4, 3, 3, 2), *args[4:]) == 1
     scratch = np.zeros(16, np.uint8)
-    assert runtime.status("mcu_transpose_conv2d_s8", Context(scratch.ctypes.data, scratch.size), good, *args) == 2
+    assert runtime.status("mcu_transpose_conv2d_s8", Context(buffer=scratch.ctypes.data, size=scratch.size), good, *args) == 2
     assert runtime.status("mcu_transpose_conv2d_s8", None, good, *args) == 2
     assert runtime.status("mcu_fully_connected_s8", None, None, None, Dims(1, 1, 1, 2), x, Dims(3, 1, 1, 2), w,
                           None, Dims(1, 1, 1, 3), out) == 1
@@ -470,7 +474,7 @@ def test_int16_smooth_step_rejects_overflowing_rescale(runtime, function):
     x, out = np.zeros(8, np.int16), np.zeros(8, np.int16)
     for multiplier, shift, status in [(32767, 31, 0), (65535, 0, 0), (32768, 1, 1), (65536, 0, 1),
                                       (-1, 0, 1), (3, 32, 1), (3, -1, 1)]:
-        quant = SmoothStepS16Quant(multiplier, shift)
+        quant = SmoothStepS16Quant(input_multiplier=multiplier, input_left_shift=shift)
         assert runtime.status(function, None, quant, Dims(1, 1, 1, 8), x, Dims(1, 1, 1, 8), out) == status
 
 

@@ -107,7 +107,7 @@ def test_gather_rejects_out_of_range_indices(runtime):
     x, out = np.zeros((1, 1, 6, 4), np.int8), np.zeros(8, np.int8)
     for indices, status in [([0, 5], 0), ([-6, 0], 0), ([6, 0], 1), ([0, -7], 1)]:
         flat = np.array(indices, np.int32)
-        assert runtime.status("mcu_gather", None, GatherParams(2), 1, Dims(1, 1, 6, 4), x, 2, flat, out) == status
+        assert runtime.status("mcu_gather", None, GatherParams(axis=2), 1, Dims(1, 1, 6, 4), x, 2, flat, out) == status
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16])
@@ -138,7 +138,8 @@ def test_rsqrt_refuses_inputs_below_the_zero_point(runtime):
     graph, _ = single_node("Rsqrt", [(np.zeros((1, 4), np.int8), per_tensor(0.1, -5), False)], {},
                            per_tensor(0.1, 0))
     params = prepare_node(graph.nodes[0])
-    quant = RsqrtQuant(params.input_zero_point, params.output_zero_point, params.multiplier, params.shift)
+    quant = RsqrtQuant(input_zero_point=params.input_zero_point, output_zero_point=params.output_zero_point,
+                       multiplier=params.multiplier, shift=params.shift)
     out = np.zeros(4, np.int8)
     good, bad = np.array([-5, 0, 7, 127], np.int8), np.array([-5, -6, 7, 127], np.int8)
     assert runtime.status("mcu_rsqrt_s8", None, quant, Dims(1, 1, 1, 4), good, out) == 0

@@ -273,7 +273,7 @@ def accumulate_node(accumulator: np.ndarray | None):
 
 def test_c_accumulate_wraps_like_int32_and_runs_in_place(runtime):  # noqa: F811
     from c_runners import run_node
-    from mcu_ctypes import AccumulateParams, AccumulateQuant, dims
+    from mcu_ctypes import AccumulateQuant, ConvAccumulateParams, dims
 
     from mcudeploy.reference.int_kernels import prepare_node
     rng = np.random.default_rng(7)
@@ -293,11 +293,12 @@ def test_c_accumulate_wraps_like_int32_and_runs_in_place(runtime):  # noqa: F811
     np.testing.assert_array_equal(run_node(runtime, node, prepare_node(node), [x, node.inputs[1].const, accumulator]),
                                   wrapped)
     in_place = accumulator.copy()
-    params, offset = AccumulateParams(1, 1, 1, 1, 1, 1, 1), AccumulateQuant(0)
+    geometry = dict(stride_h=1, stride_w=1, pad_top=1, pad_left=1, dilation_h=1, dilation_w=1)
+    params, offset = ConvAccumulateParams(**geometry, channel_begin=1), AccumulateQuant(input_offset=0)
     w = node.inputs[1].const
     runtime.call("mcu_conv_accumulate_s8_s32", None, params, offset, dims(x.shape), x, dims(w.shape), w, None,
                  in_place, dims(in_place.shape), in_place)
     np.testing.assert_array_equal(in_place, wrapped)
-    outside = AccumulateParams(1, 1, 1, 1, 1, 1, 3)                      # channels [3, 5) of 4
+    outside = ConvAccumulateParams(**geometry, channel_begin=3)                    # channels [3, 5) of 4
     assert runtime.status("mcu_conv_accumulate_s8_s32", None, outside, offset, dims(x.shape), x, dims(w.shape),
                           w, None, in_place, dims(in_place.shape), in_place) == 1

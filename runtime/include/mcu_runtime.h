@@ -120,6 +120,16 @@ mcu_status mcu_depthwise_conv2d_s16(const mcu_context *ctx, const mcu_depthwise_
                                     const int16_t *in, const mcu_dims *w_dims, const int8_t *w,
                                     const int64_t *bias, const mcu_dims *out_dims, int16_t *out);
 
+/* Scratch bytes: one formula each, a macro the _scratch_size functions return and mcudeploy's
+ * planner evaluates from the same text (tools/make_abi_structs.py copies every function-like
+ * MCU_* macro of the mcu_runtime*.h headers into src/mcudeploy/kernels/scratch_formulas.py).
+ * So that C and Python read them alike, they use only integers, parameters, + - * / % (on
+ * non-negative values), comparisons (0 or 1) and these macros. */
+#define MCU_ROUND_UP(value, step) (((value) + (step) - 1) / (step) * (step))
+#define MCU_MAX(a, b) ((a) * ((a) >= (b)) + (b) * ((a) < (b)))
+#define MCU_TRANSPOSE_CONV2D_SCRATCH_BYTES(out_h, out_w, out_c, accumulator_bytes) \
+    ((out_h) * (out_w) * (out_c) * (accumulator_bytes))
+
 /* Transpose conv (TFLite TRANSPOSE_CONV): out[y*sh + i*dh - pad_top, x*sw + j*dw - pad_left]
  * += (X[y, x] + input_offset) * W[o, i, j, c]; then bias and requantization. Scratch: one
  * accumulator per output element of one batch (int32 for s8, int64 for s16). */

@@ -31,6 +31,8 @@ extern "C" {
 /* Conv, groups = 1 (in c == w c), any kernel size, stride, dilation and padding.
  * w: paired rows; bias as the reference's. Scratch: two q15 columns of Kp values
  * (4 * Kp bytes), plus Kp bytes when C % 4 != 0; 4-byte aligned. */
+#define MCU_CONV2D_S8_DSP_SCRATCH_BYTES(depth, in_c) \
+    (4 * MCU_ROUND_UP(depth, 4) + ((in_c) % 4 != 0) * MCU_ROUND_UP(depth, 4))   /* depth K = kH * kW * C */
 int32_t mcu_conv2d_s8_dsp_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *params,

@@ -33,6 +33,7 @@ extern "C" {
 /* Conv, groups = 1 (in c == w c), any kernel size, stride, dilation and padding.
  * w: quad rows; bias: bias'. Scratch: two columns of Kp bytes (none for a pointwise conv with
  * C % 16 == 0). */
+#define MCU_CONV2D_S8_MVE_SCRATCH_BYTES(depth, pointwise) ((1 - (pointwise)) * 2 * MCU_ROUND_UP(depth, 16))
 int32_t mcu_conv2d_s8_mve_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *params,
@@ -44,6 +45,10 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
  * size, stride, dilation and padding. w: "taps major", [kH*kW, C] (TFLite's [1, kH, kW, C]):
  * tap t of channel c at byte t*C + c; bias: bias'. Scratch (3x3, dilation 1 only): three
  * zero-point-padded input rows, 3 * max(W_out * stride_w + 3, W_in + pad_left) * C bytes. */
+#define MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, in_w, pad_left) \
+    MCU_MAX((out_w) * (stride_w) + 3, (in_w) + (pad_left))
+#define MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES(out_w, stride_w, in_w, pad_left, in_c) \
+    (3 * MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, in_w, pad_left) * (in_c))   /* the 3x3 path's band */
 int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *params, const mcu_dims *in_dims,
                                                  const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwise_params *params,
@@ -53,6 +58,7 @@ mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwi
 
 /* Fully connected, weights_offset 0. w: quad rows of the [N, K] weights; bias: bias'.
  * Scratch: two rows of Kp bytes when K % 16 != 0, else none. */
+#define MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES(depth) (((depth) % 16 != 0) * 2 * MCU_ROUND_UP(depth, 16))
 int32_t mcu_fully_connected_s8_mve_scratch_size(const mcu_fc_params *params, const mcu_dims *in_dims,
                                                 const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_fully_connected_s8_mve(const mcu_context *ctx, const mcu_fc_params *params,

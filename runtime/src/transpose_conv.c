@@ -14,11 +14,11 @@
 #include "mcu_internal.h"
 
 int32_t mcu_transpose_conv2d_s8_scratch_size(const mcu_dims *out_dims) {
-    return out_dims->h * out_dims->w * out_dims->c * (int32_t)sizeof(int32_t);
+    return MCU_TRANSPOSE_CONV2D_SCRATCH_BYTES(out_dims->h, out_dims->w, out_dims->c, (int32_t)sizeof(int32_t));
 }
 
 int32_t mcu_transpose_conv2d_s16_scratch_size(const mcu_dims *out_dims) {
-    return out_dims->h * out_dims->w * out_dims->c * (int32_t)sizeof(int64_t);
+    return MCU_TRANSPOSE_CONV2D_SCRATCH_BYTES(out_dims->h, out_dims->w, out_dims->c, (int32_t)sizeof(int64_t));
 }
 
 typedef struct {

@@ -90,7 +90,8 @@ def _quant(node, params):
 def _channel_quant(params, keep: list) -> ChannelQuant:
     multiplier, shift = int_array(params.output_multiplier), int_array(params.output_shift)
     keep += [multiplier, shift]
-    return ChannelQuant(params.input_offset, params.output_offset, int_pointer(multiplier), int_pointer(shift))
+    return ChannelQuant(input_offset=params.input_offset, output_offset=params.output_offset,
+                        multiplier=int_pointer(multiplier), shift=int_pointer(shift))
 
 
 def _bias(inputs: list, wide: bool) -> np.ndarray | None:
@@ -143,7 +144,7 @@ def conv_transpose(runtime, node, params, inputs, out):
     scratch_size.restype = ctypes.c_int32
     size = scratch_size(ctypes.byref(dims(out.shape)))
     scratch = np.zeros(max(size, 1), dtype=np.uint8)
-    context = Context(scratch.ctypes.data, scratch.size)
+    context = Context(buffer=scratch.ctypes.data, size=scratch.size)
     _call(runtime, node, context, _params(node, params), quant, dims(x.shape), x, dims(w.shape), w,
           _bias(inputs, wide), dims(out.shape), out)
 
@@ -153,8 +154,8 @@ def gemm(runtime, node, params, inputs, out):
     x, w = inputs[0], inputs[1]
     wide = _wide(params, x)
     multiplier, shift = int_array(params.output_multiplier), int_array(params.output_shift)
-    quant = FcQuant(params.input_offset, params.weights_offset, params.output_offset,
-                    int_pointer(multiplier), int_pointer(shift))
+    quant = FcQuant(input_offset=params.input_offset, weights_offset=params.weights_offset,
+                    output_offset=params.output_offset, multiplier=int_pointer(multiplier), shift=int_pointer(shift))
     rows, depth, units = x.size // x.shape[-1], x.shape[-1], w.shape[0]
     _call(runtime, node, None, _params(node, params), quant, Dims(rows, 1, 1, depth), x, Dims(units, 1, 1, depth),
           w, _bias(inputs, wide), Dims(rows, 1, 1, units), out)
@@ -254,7 +255,7 @@ def arg_extreme(runtime, node, params, inputs, out):
         raise NotImplementedError("ArgMax / ArgMin with int64 output has no C kernel (TFLM gives int32)")
     struct = params_struct(node, params)
     kept = list((1,) * (4 - x.ndim) + x.shape)
-    kept[struct.fields[0]] = 1
+    kept[struct.value("axis")] = 1
     flat = np.zeros(kept, dtype=np.int32)
     _call(runtime, node, None, from_table(struct), dims(x.shape), x, dims(tuple(kept)), flat)
     out[...] = flat.reshape(out.shape)

@@ -1,7 +1,6 @@
-"""ctypes mirror of ``runtime/include/mcu_runtime.h`` for the bit-exact tests, and one C
-call per IR op: :func:`run_node` takes a node, its prepared parameters (from the Python
-integer kernels' ``prepare``) and its input arrays, fills the C structs and returns the
-C kernel's output.
+"""ctypes mirror of ``runtime/include/mcu_runtime*.h`` for the bit-exact tests, derived
+from the header's parsed form (:mod:`mcudeploy.codegen.abi_structs`), never written by hand:
+a struct a new kernel adds to a header appears here when abi_structs.py is regenerated.
 
 Test-only code: the runtime itself has no Python. :func:`build_library` compiles every
 ``runtime/src/*.c`` (plus ``tests/probe.c``, which exports the inline fixed-point
@@ -15,6 +14,9 @@ from ctypes import POINTER, Structure, byref, c_float, c_int32, c_void_p
 from pathlib import Path
 
 import numpy as np
+
+from mcudeploy.codegen.abi import ordered
+from mcudeploy.codegen.abi_structs import ALIASES, CONSTANTS, STRUCTS
 
 RUNTIME = Path(__file__).resolve().parents[1]
 FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-ffp-contract=off", "-fPIC", "-shared"]
@@ -33,88 +35,47 @@ def build_library(output: Path, *, sanitize: bool = False, variants: bool = Fals
     return output
 
 
-def _struct(name: str, *fields: str, types: dict | None = None) -> type:
-    types = types or {}
-    return type(name, (Structure,), {"_fields_": [(f, types.get(f, c_int32)) for f in fields]})
+C_SCALARS = {"int32_t": c_int32, "float": c_float, "void *": c_void_p, "const int32_t *": POINTER(c_int32)}
 
 
-Dims = _struct("Dims", "n", "h", "w", "c", "c_stride")   # c_stride 0 = dense (mcu_runtime.h)
-Context = _struct("Context", "buffer", "size", types={"buffer": c_void_p})
-Activation = _struct("Activation", "min", "max")
-ConvParams = _struct("ConvParams", "stride_h", "stride_w", "pad_top", "pad_left", "dilation_h",
-                     "dilation_w", "activation", types={"activation": Activation})
-DepthwiseParams = _struct("DepthwiseParams", "stride_h", "stride_w", "pad_top", "pad_left", "dilation_h",
-                          "dilation_w", "depth_multiplier", "activation", types={"activation": Activation})
-ChannelQuant = _struct("ChannelQuant", "input_offset", "output_offset", "multiplier", "shift",
-                       types={"multiplier": POINTER(c_int32), "shift": POINTER(c_int32)})
-ActivationParams = _struct("ActivationParams", "activation", types={"activation": Activation})
-FcQuant = _struct("FcQuant", "input_offset", "weights_offset", "output_offset", "multiplier", "shift",
-                  types={"multiplier": POINTER(c_int32), "shift": POINTER(c_int32)})
-AddQuant = _struct("AddQuant", "left_shift", "input1_offset", "input2_offset", "output_offset",
-                   "input1_multiplier", "input1_shift", "input2_multiplier", "input2_shift",
-                   "output_multiplier", "output_shift")
-MulQuant = _struct("MulQuant", "input1_offset", "input2_offset", "output_offset", "output_multiplier",
-                   "output_shift")
-PoolParams = _struct("PoolParams", "stride_h", "stride_w", "pad_top", "pad_left", "kernel_h", "kernel_w",
-                     "activation", types={"activation": Activation})
-MeanParams = _struct("MeanParams", "axes")
-MeanQuant = _struct("MeanQuant", "input_zero_point", "output_zero_point", "multiplier", "shift")
-SoftmaxQuant = _struct("SoftmaxQuant", "input_multiplier", "input_left_shift", "diff_min")
-SmoothStepQuant = _struct("SmoothStepQuant", "input_zero_point", "input_multiplier", "input_left_shift",
-                          "input_range_radius")
-SmoothStepS16Quant = _struct("SmoothStepS16Quant", "input_multiplier", "input_left_shift")
-HardSwishQuant = _struct("HardSwishQuant", "input_zero_point", "output_zero_point",
-                         "output_multiplier_fixedpoint_int16", "output_multiplier_exponent",
-                         "reluish_multiplier_fixedpoint_int16", "reluish_multiplier_exponent")
-LeakyReluQuant = _struct("LeakyReluQuant", "input_zero_point", "output_zero_point", "alpha_multiplier",
-                         "alpha_shift", "identity_multiplier", "identity_shift")
-RequantizeQuant = _struct("RequantizeQuant", "input_zero_point", "output_zero_point", "multiplier", "shift")
-AffineQuant = _struct("AffineQuant", "scale", "zero_point", "round_half_even", types={"scale": c_float})
-ConcatParams = _struct("ConcatParams", "axis", "count")
-ConcatQuant = _struct("ConcatQuant", "requantize", "quant", types={"quant": RequantizeQuant})
-PadParams = _struct("PadParams", "before", "mode", "pad_value", types={"before": c_int32 * 4})
-TransposeParams = _struct("TransposeParams", "perm", types={"perm": c_int32 * 4})
-SliceParams = _struct("SliceParams", "begin", "stride", types={"begin": c_int32 * 4, "stride": c_int32 * 4})
-ResizeParams = _struct("ResizeParams", "align_corners", "half_pixel_centers")
-ReduceParams = _struct("ReduceParams", "axes")
-ArgParams = _struct("ArgParams", "axis", "select_last_index")
-GatherParams = _struct("GatherParams", "axis")
-TileParams = _struct("TileParams", "repeats", types={"repeats": c_int32 * 4})
-AbsQuant = _struct("AbsQuant", "input_zero_point", "output_zero_point", "needs_rescale", "multiplier", "shift")
-RsqrtQuant = _struct("RsqrtQuant", "input_zero_point", "output_zero_point", "multiplier", "shift")
-AccumulateParams = _struct("AccumulateParams", "stride_h", "stride_w", "pad_top", "pad_left", "dilation_h",
-                           "dilation_w", "channel_begin")
-AccumulateQuant = _struct("AccumulateQuant", "input_offset")
-LogSoftmaxQuant = _struct("LogSoftmaxQuant", "input_multiplier", "input_left_shift", "reverse_scaling_divisor",
-                          "reverse_scaling_shift", "diff_min")
+def _ctype(ctype: str, length: int, structs: dict[str, type]) -> type:
+    """The ctypes type of one field of the header (a scalar, a pointer, a struct, an array)."""
+    base = structs[ctype] if ctype in structs else C_SCALARS[ctype]
+    return base * length if length else base
 
-# The C struct names of mcu_runtime.h -> their ctypes mirror, for the structs of
-# mcudeploy.codegen.kernel_table (the table the code generator prints as C initialisers).
-CTYPES = {
-    "mcu_activation": Activation, "mcu_conv_params": ConvParams, "mcu_depthwise_params": DepthwiseParams,
-    "mcu_fc_params": ActivationParams, "mcu_elementwise_params": ActivationParams, "mcu_add_quant": AddQuant,
-    "mcu_squared_difference_quant": AddQuant, "mcu_mul_quant": MulQuant, "mcu_pool_params": PoolParams,
-    "mcu_mean_params": MeanParams, "mcu_mean_quant": MeanQuant, "mcu_softmax_quant": SoftmaxQuant,
-    "mcu_smooth_step_quant": SmoothStepQuant, "mcu_smooth_step_s16_quant": SmoothStepS16Quant,
-    "mcu_hard_swish_quant": HardSwishQuant, "mcu_leaky_relu_quant": LeakyReluQuant,
-    "mcu_requantize_quant": RequantizeQuant, "mcu_affine_quant": AffineQuant, "mcu_concat_params": ConcatParams,
-    "mcu_concat_quant": ConcatQuant, "mcu_pad_params": PadParams, "mcu_transpose_params": TransposeParams,
-    "mcu_strided_slice_params": SliceParams, "mcu_resize_params": ResizeParams, "mcu_reduce_params": ReduceParams,
-    "mcu_arg_params": ArgParams, "mcu_gather_params": GatherParams, "mcu_tile_params": TileParams,
-    "mcu_abs_quant": AbsQuant, "mcu_rsqrt_quant": RsqrtQuant, "mcu_log_softmax_quant": LogSoftmaxQuant,
-    "mcu_conv_accumulate_params": AccumulateParams, "mcu_accumulate_quant": AccumulateQuant,
-    "mcu_accumulator_params": ActivationParams,
-}
-ENUMS = {"MCU_PAD_CONSTANT": 0, "MCU_PAD_REFLECT": 1, "MCU_PAD_EDGE": 2}
+
+def class_name(ctype: str) -> str:
+    """``mcu_conv_params`` -> ``ConvParams``: the Python name of a header struct."""
+    return "".join(part.capitalize() for part in ctype.removeprefix("mcu_").split("_"))
+
+
+def derive(structs: dict[str, tuple[tuple[str, str, int], ...]], aliases: dict[str, str]) -> dict[str, type]:
+    """One ctypes Structure per header struct, fields in the header's order (abi_structs.py,
+    parsed from runtime/include/mcu_runtime*.h: no struct is written twice)."""
+    types: dict[str, type] = {}
+    for name, fields in structs.items():   # declaration order: a nested struct comes first
+        layout = [(field, _ctype(ctype, length, types)) for field, ctype, length in fields]
+        types[name] = type(class_name(name), (Structure,), {"_fields_": layout})
+    types.update({alias: types[target] for alias, target in aliases.items()})
+    return types
+
+
+# The C struct names of mcu_runtime*.h -> their ctypes mirror; each also as a module name
+# (Dims, Context, ConvParams, ChannelQuant, ...: class_name of the C name).
+CTYPES = derive(STRUCTS, ALIASES)
+globals().update({class_name(name): ctype for name, ctype in CTYPES.items() if name in STRUCTS})
+Dims, Context, Activation = CTYPES["mcu_dims"], CTYPES["mcu_context"], CTYPES["mcu_activation"]
+ENUMS = CONSTANTS       # the #define MCU_* values of the header
 
 
 def from_table(struct) -> Structure:
-    """The ctypes struct of a ``kernel_table.Struct`` (same fields, same order)."""
+    """The ctypes struct of a ``kernel_table.Struct`` (its fields by name; a field the header
+    does not declare, or one left out, is refused as the code generator refuses it)."""
     def field(value):
         if hasattr(value, "ctype"):
             return from_table(value)
         return ENUMS[value] if isinstance(value, str) else value
-    return CTYPES[struct.ctype](*[field(value) for value in struct.fields])
+    return CTYPES[struct.ctype](**{name: field(value) for name, value in ordered(struct)})
 
 
 SUFFIX = {np.dtype(np.int8): "s8", np.dtype(np.int16): "s16", np.dtype(np.int32): "s32",
@@ -128,8 +89,8 @@ class CallError(AssertionError):
 
 def dims(shape: tuple[int, ...]) -> Dims:
     """NHWC dims of a rank <= 4 shape (leading ones added)."""
-    full = (1,) * (4 - len(shape)) + tuple(int(s) for s in shape)
-    return Dims(*full)
+    n, h, w, c = (1,) * (4 - len(shape)) + tuple(int(s) for s in shape)
+    return Dims(n=n, h=h, w=w, c=c)
 
 
 def int_array(values) -> np.ndarray:
@@ -145,7 +106,7 @@ def int_pointer(array: np.ndarray):
 
 
 def activation(params) -> Activation:
-    return Activation(int(params.activation_min), int(params.activation_max))
+    return Activation(min=int(params.activation_min), max=int(params.activation_max))
 
 
 class Runtime:

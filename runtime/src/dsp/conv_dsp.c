@@ -114,8 +114,7 @@ int32_t mcu_conv2d_s8_dsp_scratch_size(const mcu_conv_params *params, const mcu_
     if (in_dims == NULL || w_dims == NULL) {
         return 0;
     }
-    int32_t row = conv_row_length(w_dims);
-    return 2 * row * (int32_t)sizeof(int16_t) + (in_dims->c % 4 != 0 ? row : 0);
+    return MCU_CONV2D_S8_DSP_SCRATCH_BYTES(w_dims->h * w_dims->w * w_dims->c, in_dims->c);
 }
 
 static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_dims, const mcu_dims *w_dims,

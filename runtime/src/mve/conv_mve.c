@@ -72,11 +72,11 @@ static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_di
 
 int32_t mcu_conv2d_s8_mve_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims) {
-    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims) || !mcu_out_dims_valid(out_dims)
-        || is_pointwise(params, in_dims, w_dims, out_dims)) {
+    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims) || !mcu_out_dims_valid(out_dims)) {
         return 0;
     }
-    return 2 * mcu_mve_row_length(w_dims->h * w_dims->w * w_dims->c);
+    return MCU_CONV2D_S8_MVE_SCRATCH_BYTES(w_dims->h * w_dims->w * w_dims->c,
+                                           is_pointwise(params, in_dims, w_dims, out_dims));
 }
 
 mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *params,

@@ -196,8 +196,7 @@ static void store_group(const depthwise_shape *shape, const group_scales *scales
  * the zero point on the left (pad_left) and right, to max(W_out * stride + 3, W_in + pad_left)
  * pixels: every window, also the second one of an odd row's last pair, then lies inside. */
 static int32_t band_width(const mcu_depthwise_params *params, const mcu_dims *in_dims, const mcu_dims *out_dims) {
-    int32_t needed = out_dims->w * params->stride_w + 3, data = in_dims->w + params->pad_left;
-    return needed > data ? needed : data;
+    return MCU_DEPTHWISE_MVE_BAND_WIDTH(out_dims->w, params->stride_w, in_dims->w, params->pad_left);
 }
 
 static void copy_band(const depthwise_shape *shape, const int8_t *in, int32_t batch, int32_t y, int8_t *band) {
@@ -248,7 +247,8 @@ int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *par
         || w_dims->w != 3 || params->dilation_h != 1 || params->dilation_w != 1) {
         return 0;
     }
-    return 3 * band_width(params, in_dims, out_dims) * in_dims->c;
+    return MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES(out_dims->w, params->stride_w, in_dims->w, params->pad_left,
+                                                     in_dims->c);
 }
 
 mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwise_params *params,

@@ -21,7 +21,7 @@ int32_t mcu_fully_connected_s8_mve_scratch_size(const mcu_fc_params *params, con
     (void)params;
     (void)w_dims;
     (void)out_dims;
-    return in_dims == NULL || in_dims->c % 16 == 0 ? 0 : 2 * mcu_mve_row_length(in_dims->c);
+    return in_dims == NULL ? 0 : MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES(in_dims->c);
 }
 
 static void copy_row(int8_t *target, const int8_t *source, int32_t depth, int32_t row) {

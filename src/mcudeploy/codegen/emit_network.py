@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import Graph, Value, get_op
 from . import kernel_ops, kernel_ops_accumulate, kernel_ops_data, kernel_ops_math  # noqa: F401  (register the emitters)
+from .abi import c_initializer, struct
 from .c_literals import c_float, c_type
 from .identifiers import IdentifierTable, clean, comment_text, string_literal
 from .kernel_calls import CallContext, ConstArray, KernelCall, emit_call
@@ -127,14 +128,7 @@ def _layers(deployment: Deployment, arena: Arena, constants: IdentifierTable,
             continue
         weight = next((v for v in node.inputs[1:] if v is not None and v.const is not None), None)
         region = weights_region.get(weight.name) if weight is not None else None
-        placement = plan.scratch.get(name)
-        scratch_declaration, scratch = "", "NULL"
-        if placement is not None and client_arenas:   # an arena set at run time: no static initialiser
-            scratch = f"&(mcu_context){{{arena.address(placement)}, {placement.size}}}"
-        elif placement is not None:
-            scratch = f"&{symbol}_context"
-            scratch_declaration = (f"static const mcu_context {symbol}_context = "
-                                   f"{{{arena.address(placement)}, {placement.size}}};")
+        scratch, scratch_declaration = _scratch_context(plan.scratch.get(name), arena, symbol, client_arenas)
         replaced = overrides.get(name, {})
         by_value = {node.inputs[i].name: symbol for i, symbol in replaced.items()
                     if i < len(node.inputs) and node.inputs[i] is not None}
@@ -145,6 +139,16 @@ def _layers(deployment: Deployment, arena: Arena, constants: IdentifierTable,
         call = _with_variant(emit_call(context), deployment.kernels.variant(node), symbol)
         layers.append(Layer(index, name, node.op, symbol, call, scratch_declaration))
     return layers
+
+
+def _scratch_context(placement, arena: Arena, symbol: str, client_arenas: bool) -> tuple[str, str]:
+    """``(mcu_context * expression, its static declaration or "")`` of a node's scratch."""
+    if placement is None:
+        return "NULL", ""
+    value = c_initializer(struct("mcu_context", buffer=arena.address(placement), size=placement.size))
+    if client_arenas:          # an arena set at run time: no static initialiser
+        return f"&(mcu_context){value}", ""
+    return f"&{symbol}_context", f"static const mcu_context {symbol}_context = {value};"
 
 
 def _channel_stride(deployment: Deployment, node) -> int:

@@ -18,21 +18,8 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node, Value
-from .c_literals import c_float, c_int
-from .kernel_table import PAD_MODES, SUFFIX, Struct, kernel_function, params_struct, quant_struct, suffix  # noqa: F401
-
-
-def c_initializer(value: Any) -> str:
-    """A :class:`~.kernel_table.Struct` (or one of its fields) as a C initialiser."""
-    if isinstance(value, Struct):
-        value = value.fields
-    if isinstance(value, tuple):
-        return "{" + ", ".join(c_initializer(field) for field in value) + "}"
-    if isinstance(value, str):       # an enum constant of mcu_runtime.h
-        return value
-    if isinstance(value, float):
-        return c_float(value)
-    return c_int(value)
+from .abi import Struct, c_initializer, struct
+from .kernel_table import PAD_MODES, SUFFIX, kernel_function, params_struct, quant_struct, suffix  # noqa: F401
 
 
 @dataclass
@@ -68,12 +55,12 @@ class CallContext:
     out_channel_stride: int = 0   # the plan's c_stride of output 0 (a channel slice of a concat), 0 = dense
 
     def dims(self, shape: tuple[int, ...], c_stride: int = 0) -> str:
-        """``{n, h, w, c, c_stride}``: every field written (-Wextra warns on a missing one)."""
+        """``{.n = .., .h = .., .w = .., .c = .., .c_stride = ..}``: every field written."""
         if len(shape) > 4:
             raise UnsupportedError(f"node {self.node.name!r} ({self.node.op}): rank-{len(shape)} tensor; "
                                    "the C runtime takes tensors of rank <= 4")
-        full = (1,) * (4 - len(shape)) + tuple(int(s) for s in shape)
-        return "{" + ", ".join(map(str, (*full, c_stride))) + "}"
+        n, h, w, c = (1,) * (4 - len(shape)) + tuple(int(s) for s in shape)
+        return c_initializer(struct("mcu_dims", n=n, h=h, w=w, c=c, c_stride=int(c_stride)))
 
     def declare(self, call: KernelCall, ctype: str, suffix: str, body: str) -> str:
         """Add ``static const <ctype> <symbol>_<suffix> = <body>;`` and return ``&symbol``."""
@@ -158,11 +145,10 @@ def channel_quant(context: CallContext, call: KernelCall, kind: str = "mcu_chann
     p = context.params
     multiplier = context.int_array(call, "multiplier", p.output_multiplier, "output multipliers")
     shift = context.int_array(call, "shift", p.output_shift, "output shifts")
-    offsets = [c_int(p.input_offset)]
+    offsets = {"input_offset": int(p.input_offset), "output_offset": int(p.output_offset)}
     if kind == "mcu_fc_quant":
-        offsets.append(c_int(p.weights_offset))
-    body = "{" + ", ".join(offsets + [c_int(p.output_offset), multiplier, shift]) + "}"
-    return context.declare(call, kind, "quant", body)
+        offsets["weights_offset"] = int(p.weights_offset)
+    return context.declare_struct(call, "quant", struct(kind, **offsets, multiplier=multiplier, shift=shift))
 
 
 def in_out(context: CallContext, call: KernelCall, index: int = 0) -> tuple[str, str, str, str]:

@@ -1,37 +1,29 @@
 """The IR -> C kernel table: which runtime function a node calls, and the by-value structs
-it passes, field by field in the order of ``runtime/include/mcu_runtime.h``.
+it passes, field by field by the names of ``runtime/include/mcu_runtime.h``.
 
 Written once and read twice: the code generator (:mod:`.kernel_ops`, :mod:`.kernel_ops_data`,
 :mod:`.kernel_ops_math`) prints each :class:`Struct` as a C initialiser, and the runtime's
 bit-exact ctypes tests (``runtime/tests/c_runners.py``) build the same struct with ctypes and
-call the same function. A field order that drifts from the header therefore breaks both the
-generated code and the tests, never only one of them.
+call the same function. Fields are named, never positional: the order comes from the header
+(:mod:`.abi`, parsed from it), and a name the header does not declare is refused by both.
 
     kernel_function(node)            -> "mcu_conv2d_s8"
-    quant_struct(node, params)       -> Struct("mcu_add_quant", (left_shift, ...))  or None
-    params_struct(node, params)      -> Struct("mcu_conv_params", (stride_h, ..., activation)) or None
+    quant_struct(node, params)       -> Struct("mcu_add_quant", (("left_shift", 20), ...))  or None
+    params_struct(node, params)      -> Struct("mcu_conv_params", (("stride_h", 1), ...)) or None
 
 Pointers (per-channel multiplier arrays, tensors, dims) are not in the table: how a pointer
 is made differs (a C symbol vs a numpy array), what it points to does not.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import UnsupportedError
 from ..ir import Node, Value
+from .abi import Struct, struct
 
 SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "float32": "f32", "uint8": "u8"}   # u8: model edges
 PAD_MODES = {"constant": "MCU_PAD_CONSTANT", "reflect": "MCU_PAD_REFLECT", "edge": "MCU_PAD_EDGE"}
-
-
-@dataclass(frozen=True)
-class Struct:
-    """One by-value C struct: its type name and its fields in declaration order. A field is an
-    int, a float, a C enum constant (str), a tuple (an array member) or a nested Struct."""
-    ctype: str
-    fields: tuple[Any, ...]
 
 
 def suffix(value: Value) -> str:
@@ -124,11 +116,14 @@ def kernel_function(node: Node) -> str:
 
 # -- by-value structs -------------------------------------------------------------------------
 def activation(params) -> Struct:
-    return Struct("mcu_activation", (int(params.activation_min), int(params.activation_max)))
+    return struct("mcu_activation", min=int(params.activation_min), max=int(params.activation_max))
 
 
-def _fields(ctype: str, params, names: tuple[str, ...]) -> Struct:
-    return Struct(ctype, tuple(int(getattr(params, name)) for name in names))
+def _fields(ctype: str, params, names: tuple[str, ...] | dict[str, str]) -> Struct:
+    """The struct whose fields are the int attributes of ``params``: the same names, or
+    ``{C field: params attribute}`` where the prepared parameters name them differently."""
+    pairs = names.items() if isinstance(names, dict) else zip(names, names)
+    return Struct(ctype, tuple((field, int(getattr(params, attribute))) for field, attribute in pairs))
 
 
 ADD_FIELDS = ("left_shift", "input1_offset", "input2_offset", "output_offset", "input1_multiplier",
@@ -150,20 +145,22 @@ def _quantize_quant(node: Node, params) -> Struct:
     if _input(node) == "f32":
         if params.scale.size != 1:
             raise UnsupportedError(f"node {node.name!r}: per-channel float quantization has no C kernel")
-        return Struct("mcu_affine_quant", (float(_first(params.scale)), int(_first(params.zero_point)),
-                                           int(params.round_half_even)))
+        return struct("mcu_affine_quant", scale=float(_first(params.scale)), zero_point=int(_first(params.zero_point)),
+                      round_half_even=int(params.round_half_even))
     return _fields("mcu_requantize_quant", params, ("input_zero_point", "output_zero_point", "multiplier", "shift"))
 
 
 def _dequantize_quant(node: Node, params) -> Struct:
     if params.scale.size != 1:
         raise UnsupportedError(f"node {node.name!r}: per-channel dequantization has no C kernel")
-    return Struct("mcu_affine_quant", (float(_first(params.scale)), int(_first(params.zero_point)), 0))
+    return struct("mcu_affine_quant", scale=float(_first(params.scale)), zero_point=int(_first(params.zero_point)),
+                  round_half_even=0)
 
 
 def _mean_quant(node: Node, params) -> Struct:
-    return _fields("mcu_mean_quant", params, ("input_zero_point", "output_zero_point", "output_multiplier",
-                                              "output_shift"))
+    return _fields("mcu_mean_quant", params, {"input_zero_point": "input_zero_point",
+                                              "output_zero_point": "output_zero_point",
+                                              "multiplier": "output_multiplier", "shift": "output_shift"})
 
 
 QUANTS: dict[str, Callable[[Node, Any], Struct]] = {
@@ -180,9 +177,10 @@ QUANTS: dict[str, Callable[[Node, Any], Struct]] = {
     "HardSwish": lambda n, p: _fields("mcu_hard_swish_quant", p, (
         "input_zero_point", "output_zero_point", "output_multiplier_fixedpoint_int16", "output_multiplier_exponent",
         "reluish_multiplier_fixedpoint_int16", "reluish_multiplier_exponent")),
-    "LeakyRelu": lambda n, p: _fields("mcu_leaky_relu_quant", p, (
-        "input_zero_point", "output_zero_point", "output_multiplier_alpha", "output_shift_alpha",
-        "output_multiplier_identity", "output_shift_identity")),
+    "LeakyRelu": lambda n, p: _fields("mcu_leaky_relu_quant", p, {
+        "input_zero_point": "input_zero_point", "output_zero_point": "output_zero_point",
+        "alpha_multiplier": "output_multiplier_alpha", "alpha_shift": "output_shift_alpha",
+        "identity_multiplier": "output_multiplier_identity", "identity_shift": "output_shift_identity"}),
     "QuantizeLinear": _quantize_quant,
     "DequantizeLinear": _dequantize_quant,
     "Abs": lambda n, p: _fields("mcu_abs_quant", p, ("input_zero_point", "output_zero_point", "needs_rescale",
@@ -202,42 +200,51 @@ def quant_struct(node: Node, params) -> Struct | None:
 
 def concat_quants(params) -> tuple[Struct, ...]:
     """One ``mcu_concat_quant`` per Concat input: copy, or requantize with (zp in, zp out, multiplier, shift)."""
-    none = Struct("mcu_requantize_quant", (0, 0, 0, 0))
-    return tuple(Struct("mcu_concat_quant", (0, none)) if plan is None else
-                 Struct("mcu_concat_quant", (1, Struct("mcu_requantize_quant",
-                                                       (int(plan[0]), int(plan[3]), int(plan[1]), int(plan[2])))))
+    def requantize(zero_in: int = 0, multiplier: int = 0, shift: int = 0, zero_out: int = 0) -> Struct:
+        return struct("mcu_requantize_quant", input_zero_point=int(zero_in), output_zero_point=int(zero_out),
+                      multiplier=int(multiplier), shift=int(shift))
+    return tuple(struct("mcu_concat_quant", requantize=0, quant=requantize()) if plan is None else
+                 struct("mcu_concat_quant", requantize=1, quant=requantize(*plan))
                  for plan in params.requantize)
 
 
 # -- parameter structs (geometry, axes) -------------------------------------------------------
+def _geometry(attrs: dict) -> dict[str, int]:
+    """strides, pads (top, left; bottom / right follow from out_dims) and dilations by field."""
+    (stride_h, stride_w), pads = attrs["strides"], attrs["pads"]
+    geometry = {"stride_h": stride_h, "stride_w": stride_w, "pad_top": pads[0], "pad_left": pads[1]}
+    if "dilations" in attrs:
+        geometry.update(dilation_h=attrs["dilations"][0], dilation_w=attrs["dilations"][1])
+    return {name: int(value) for name, value in geometry.items()}
+
+
 def _conv_params(node: Node, params) -> Struct:
-    attrs = node.attrs
-    geometry = (*attrs["strides"], attrs["pads"][0], attrs["pads"][1], *attrs["dilations"])
+    geometry = _geometry(node.attrs)
     if node.op == "Conv" and is_depthwise(node):
         multiplier = node.inputs[1].shape[0] // node.inputs[0].shape[3]
-        return Struct("mcu_depthwise_params", (*map(int, geometry), multiplier, activation(params)))
-    return Struct("mcu_conv_params", (*map(int, geometry), activation(params)))
+        return struct("mcu_depthwise_params", **geometry, depth_multiplier=int(multiplier),
+                      activation=activation(params))
+    return struct("mcu_conv_params", **geometry, activation=activation(params))
 
 
 def _accumulate_params(node: Node, params) -> Struct:
-    attrs = node.attrs
-    fields = (*attrs["strides"], attrs["pads"][0], attrs["pads"][1], *attrs["dilations"], attrs["channel_begin"])
-    return Struct("mcu_conv_accumulate_params", tuple(map(int, fields)))
+    return struct("mcu_conv_accumulate_params", **_geometry(node.attrs),
+                  channel_begin=int(node.attrs["channel_begin"]))
 
 
 def _pool_params(node: Node, params) -> Struct:
-    attrs = node.attrs
-    fields = (*attrs["strides"], attrs["pads"][0], attrs["pads"][1], *attrs["kernel_shape"])
-    return Struct("mcu_pool_params", (*map(int, fields), activation(params)))
+    kernel_h, kernel_w = node.attrs["kernel_shape"]
+    return struct("mcu_pool_params", **_geometry({"strides": node.attrs["strides"], "pads": node.attrs["pads"]}),
+                  kernel_h=int(kernel_h), kernel_w=int(kernel_w), activation=activation(params))
 
 
 def _mean_params(node: Node, params) -> Struct:
-    return Struct("mcu_mean_params", (reduced_axes(node.inputs[0].shape, node.attrs["axes"])[0],))
+    return struct("mcu_mean_params", axes=reduced_axes(node.inputs[0].shape, node.attrs["axes"])[0])
 
 
 def _transpose_params(node: Node, params) -> Struct:
     pad = 4 - node.inputs[0].rank
-    return Struct("mcu_transpose_params", (tuple(list(range(pad)) + [pad + p for p in node.attrs["perm"]]),))
+    return struct("mcu_transpose_params", perm=tuple(list(range(pad)) + [pad + p for p in node.attrs["perm"]]))
 
 
 def _slice_params(node: Node, params) -> Struct:
@@ -248,28 +255,38 @@ def _slice_params(node: Node, params) -> Struct:
         axis %= x.rank
         selected = range(x.shape[axis])[slice(start, end, step)]
         begin[pad + axis], stride[pad + axis] = selected.start, selected.step
-    return Struct("mcu_strided_slice_params", (tuple(begin), tuple(stride)))
+    return struct("mcu_strided_slice_params", begin=tuple(begin), stride=tuple(stride))
 
 
 def _pad_params(node: Node, params) -> Struct:
     rank = node.inputs[0].rank
     before = tuple([0] * (4 - rank) + [int(p) for p in node.attrs["pads"][:rank]])
-    return Struct("mcu_pad_params", (before, PAD_MODES[node.attrs["mode"]], int(params.pad_value)))
+    return struct("mcu_pad_params", before=before, mode=PAD_MODES[node.attrs["mode"]],
+                  pad_value=int(params.pad_value))
 
 
 def _concat_params(node: Node, params) -> Struct:
     rank = node.outputs[0].rank
-    return Struct("mcu_concat_params", (padded_axis(rank, node.attrs["axis"]), len(node.inputs)))
+    return struct("mcu_concat_params", axis=padded_axis(rank, node.attrs["axis"]), count=len(node.inputs))
 
 
 def _tile_params(node: Node, params) -> Struct:
     full = lambda shape: (1,) * (4 - len(shape)) + tuple(shape)   # noqa: E731
     repeats = tuple(o // i for o, i in zip(full(node.outputs[0].shape), full(node.inputs[0].shape)))
-    return Struct("mcu_tile_params", (repeats,))
+    return struct("mcu_tile_params", repeats=repeats)
+
+
+def _reduce_params(node: Node, params) -> Struct:
+    return struct("mcu_reduce_params", axes=reduced_axes(node.inputs[0].shape, node.attrs["axes"])[0])
+
+
+def _arg_params(node: Node, params) -> Struct:
+    return struct("mcu_arg_params", axis=padded_axis(node.inputs[0].rank, node.attrs["axis"]),
+                  select_last_index=int(node.attrs["select_last_index"]))
 
 
 def _activation_params(ctype: str) -> Callable[[Node, Any], Struct]:
-    return lambda node, params: Struct(ctype, (activation(params),))
+    return lambda node, params: struct(ctype, activation=activation(params))
 
 
 PARAMS: dict[str, Callable[[Node, Any], Struct]] = {
@@ -285,14 +302,13 @@ PARAMS: dict[str, Callable[[Node, Any], Struct]] = {
     "Slice": _slice_params,
     "Pad": _pad_params,
     "Concat": _concat_params,
-    "Resize": lambda n, p: Struct("mcu_resize_params", (int(p.align_corners), int(p.half_pixel_centers))),
-    "ReduceMax": lambda n, p: Struct("mcu_reduce_params", (reduced_axes(n.inputs[0].shape, n.attrs["axes"])[0],)),
-    "ReduceMin": lambda n, p: Struct("mcu_reduce_params", (reduced_axes(n.inputs[0].shape, n.attrs["axes"])[0],)),
-    "ArgMax": lambda n, p: Struct("mcu_arg_params", (padded_axis(n.inputs[0].rank, n.attrs["axis"]),
-                                                     int(n.attrs["select_last_index"]))),
-    "ArgMin": lambda n, p: Struct("mcu_arg_params", (padded_axis(n.inputs[0].rank, n.attrs["axis"]),
-                                                     int(n.attrs["select_last_index"]))),
-    "Gather": lambda n, p: Struct("mcu_gather_params", (padded_axis(n.inputs[0].rank, n.attrs["axis"]),)),
+    "Resize": lambda n, p: struct("mcu_resize_params", align_corners=int(p.align_corners),
+                                  half_pixel_centers=int(p.half_pixel_centers)),
+    "ReduceMax": _reduce_params,
+    "ReduceMin": _reduce_params,
+    "ArgMax": _arg_params,
+    "ArgMin": _arg_params,
+    "Gather": lambda n, p: struct("mcu_gather_params", axis=padded_axis(n.inputs[0].rank, n.attrs["axis"])),
     "Tile": _tile_params,
     "Expand": _tile_params,
     "ConvAccumulate": _accumulate_params,

@@ -40,6 +40,7 @@ from .prepared import (
     scratch_refusal,
     weight_rows,
 )
+from .scratch_formula import scratch_formula
 from .variant import KernelVariant
 
 RANK = 10
@@ -78,9 +79,8 @@ def conv_accepts(node: Node) -> str | None:
 
 
 def conv_scratch_bytes(node: Node) -> int:
-    channels = node.inputs[0].shape[3]
-    row = row_length(int(np.prod(node.inputs[1].shape[1:])))
-    return 4 * row + (row if channels % 4 else 0)
+    return scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", depth=int(np.prod(node.inputs[1].shape[1:])),
+                           in_c=node.inputs[0].shape[3])
 
 
 def conv_constants(node: Node, params) -> dict[int, np.ndarray]:

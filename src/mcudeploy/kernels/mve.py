@@ -39,6 +39,7 @@ from .prepared import (
     scratch_refusal,
     weight_rows,
 )
+from .scratch_formula import scratch_formula
 from .variant import KernelVariant
 
 RANK = 20   # above the DSP variants
@@ -86,7 +87,8 @@ def conv_overlap(node: Node, value) -> int | str:
 
 
 def conv_scratch_bytes(node: Node) -> int:
-    return 0 if _pointwise_in_place(node) else 2 * row_length(int(np.prod(node.inputs[1].shape[1:])))
+    return scratch_formula("MCU_CONV2D_S8_MVE_SCRATCH_BYTES", depth=int(np.prod(node.inputs[1].shape[1:])),
+                           pointwise=int(_pointwise_in_place(node)))
 
 
 def dot_constants(node: Node, params) -> dict[int, np.ndarray]:
@@ -122,8 +124,8 @@ def depthwise_scratch_bytes(node: Node) -> int:
     attrs, x, y = node.attrs, node.inputs[0], node.outputs[0]
     if tuple(node.inputs[1].shape[1:3]) != (3, 3) or tuple(attrs["dilations"]) != (1, 1):
         return 0
-    width = max(y.shape[2] * attrs["strides"][1] + 3, x.shape[2] + attrs["pads"][1])
-    return 3 * width * x.shape[3]
+    return scratch_formula("MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES", out_w=y.shape[2], stride_w=attrs["strides"][1],
+                           in_w=x.shape[2], pad_left=attrs["pads"][1], in_c=x.shape[3])
 
 
 MVE_DEPTHWISE = register(KernelVariant(
@@ -146,7 +148,7 @@ def fc_accepts(node: Node) -> str | None:
 
 def fc_scratch_bytes(node: Node) -> int:
     depth = node.inputs[0].shape[-1]
-    return 0 if depth % 16 == 0 else 2 * row_length(depth)
+    return scratch_formula("MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES", depth=depth)
 
 
 MVE_FULLY_CONNECTED = register(KernelVariant(

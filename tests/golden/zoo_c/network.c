@@ -32,141 +32,141 @@ void network_profile_layer(int32_t index);
 /* ---- layer parameters ---- */
 
 /* layer 0: QuantizeLinear quantizelinear_0 */
-static const mcu_dims layer0_quantizelinear_0_dims = {1, 6, 6, 4, 0};
-static const mcu_affine_quant layer0_quantizelinear_0_quant = {0x1.eb851e0000000p-6f, -3, 1};
+static const mcu_dims layer0_quantizelinear_0_dims = {.n = 1, .h = 6, .w = 6, .c = 4, .c_stride = 0};
+static const mcu_affine_quant layer0_quantizelinear_0_quant = {.scale = 0x1.eb851e0000000p-6f, .zero_point = -3, .round_half_even = 1};
 
 /* layer 1: Conv conv_1 */
-static const mcu_channel_quant layer1_conv_1_quant = {3, -128, layer1_conv_1_multiplier, layer1_conv_1_shift};
-static const mcu_dims layer1_conv_1_in0_dims = {1, 6, 6, 4, 0};
-static const mcu_dims layer1_conv_1_out_dims = {1, 6, 6, 8, 0};
-static const mcu_dims layer1_conv_1_w_dims = {8, 3, 3, 4, 0};
-static const mcu_conv_params layer1_conv_1_params = {1, 1, 1, 1, 1, 1, {-128, 127}};
+static const mcu_channel_quant layer1_conv_1_quant = {.input_offset = 3, .output_offset = -128, .multiplier = layer1_conv_1_multiplier, .shift = layer1_conv_1_shift};
+static const mcu_dims layer1_conv_1_in0_dims = {.n = 1, .h = 6, .w = 6, .c = 4, .c_stride = 0};
+static const mcu_dims layer1_conv_1_out_dims = {.n = 1, .h = 6, .w = 6, .c = 8, .c_stride = 0};
+static const mcu_dims layer1_conv_1_w_dims = {.n = 8, .h = 3, .w = 3, .c = 4, .c_stride = 0};
+static const mcu_conv_params layer1_conv_1_params = {.stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 1, .dilation_h = 1, .dilation_w = 1, .activation = {.min = -128, .max = 127}};
 
 /* layer 2: Conv conv_2 */
-static const mcu_channel_quant layer2_conv_2_quant = {128, 3, layer2_conv_2_multiplier, layer2_conv_2_shift};
-static const mcu_dims layer2_conv_2_in0_dims = {1, 6, 6, 8, 0};
-static const mcu_dims layer2_conv_2_out_dims = {1, 3, 3, 16, 0};
-static const mcu_dims layer2_conv_2_w_dims = {16, 3, 3, 1, 0};
-static const mcu_depthwise_params layer2_conv_2_params = {2, 2, 1, 1, 1, 1, 2, {-128, 127}};
+static const mcu_channel_quant layer2_conv_2_quant = {.input_offset = 128, .output_offset = 3, .multiplier = layer2_conv_2_multiplier, .shift = layer2_conv_2_shift};
+static const mcu_dims layer2_conv_2_in0_dims = {.n = 1, .h = 6, .w = 6, .c = 8, .c_stride = 0};
+static const mcu_dims layer2_conv_2_out_dims = {.n = 1, .h = 3, .w = 3, .c = 16, .c_stride = 0};
+static const mcu_dims layer2_conv_2_w_dims = {.n = 16, .h = 3, .w = 3, .c = 1, .c_stride = 0};
+static const mcu_depthwise_params layer2_conv_2_params = {.stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 0, .dilation_h = 1, .dilation_w = 1, .depth_multiplier = 2, .activation = {.min = -128, .max = 127}};
 
 /* layer 3: MaxPool maxpool_3 */
-static const mcu_pool_params layer3_maxpool_3_params = {1, 1, 0, 0, 2, 2, {-128, 127}};
-static const mcu_dims layer3_maxpool_3_in0_dims = {1, 3, 3, 16, 0};
-static const mcu_dims layer3_maxpool_3_out_dims = {1, 2, 2, 16, 0};
+static const mcu_pool_params layer3_maxpool_3_params = {.stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .kernel_h = 2, .kernel_w = 2, .activation = {.min = -128, .max = 127}};
+static const mcu_dims layer3_maxpool_3_in0_dims = {.n = 1, .h = 3, .w = 3, .c = 16, .c_stride = 0};
+static const mcu_dims layer3_maxpool_3_out_dims = {.n = 1, .h = 2, .w = 2, .c = 16, .c_stride = 0};
 
 /* layer 4: ConvTranspose convtranspose_4 */
-static const mcu_channel_quant layer4_convtranspose_4_quant = {-3, 1, layer4_convtranspose_4_multiplier, layer4_convtranspose_4_shift};
-static const mcu_conv_params layer4_convtranspose_4_params = {2, 2, 0, 0, 1, 1, {-128, 127}};
-static const mcu_dims layer4_convtranspose_4_in0_dims = {1, 2, 2, 16, 0};
-static const mcu_dims layer4_convtranspose_4_out_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer4_convtranspose_4_w_dims = {4, 2, 2, 16, 0};
-static const mcu_context layer4_convtranspose_4_context = {network_arena_arena + 208, 256};
+static const mcu_channel_quant layer4_convtranspose_4_quant = {.input_offset = -3, .output_offset = 1, .multiplier = layer4_convtranspose_4_multiplier, .shift = layer4_convtranspose_4_shift};
+static const mcu_conv_params layer4_convtranspose_4_params = {.stride_h = 2, .stride_w = 2, .pad_top = 0, .pad_left = 0, .dilation_h = 1, .dilation_w = 1, .activation = {.min = -128, .max = 127}};
+static const mcu_dims layer4_convtranspose_4_in0_dims = {.n = 1, .h = 2, .w = 2, .c = 16, .c_stride = 0};
+static const mcu_dims layer4_convtranspose_4_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer4_convtranspose_4_w_dims = {.n = 4, .h = 2, .w = 2, .c = 16, .c_stride = 0};
+static const mcu_context layer4_convtranspose_4_context = {.buffer = network_arena_arena + 208, .size = 256};
 
 /* layer 5: Sigmoid sigmoid_5 */
-static const mcu_smooth_step_quant layer5_sigmoid_5_quant = {1, 1717986944, 25, 60};
-static const mcu_dims layer5_sigmoid_5_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer5_sigmoid_5_out_dims = {1, 4, 4, 4, 0};
+static const mcu_smooth_step_quant layer5_sigmoid_5_quant = {.input_zero_point = 1, .input_multiplier = 1717986944, .input_left_shift = 25, .input_range_radius = 60};
+static const mcu_dims layer5_sigmoid_5_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer5_sigmoid_5_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 6: Tanh tanh_6 */
-static const mcu_smooth_step_quant layer6_tanh_6_quant = {1, 1717986944, 25, 60};
-static const mcu_dims layer6_tanh_6_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer6_tanh_6_out_dims = {1, 4, 4, 4, 0};
+static const mcu_smooth_step_quant layer6_tanh_6_quant = {.input_zero_point = 1, .input_multiplier = 1717986944, .input_left_shift = 25, .input_range_radius = 60};
+static const mcu_dims layer6_tanh_6_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer6_tanh_6_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 7: Add add_7 */
-static const mcu_add_quant layer7_add_7_quant = {20, 128, 0, -5, 1073741824, -1, 1073741824, 0, 1677721638, -20};
-static const mcu_elementwise_params layer7_add_7_params = {{-128, 127}};
-static const mcu_dims layer7_add_7_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer7_add_7_in1_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer7_add_7_out_dims = {1, 4, 4, 4, 0};
+static const mcu_add_quant layer7_add_7_quant = {.left_shift = 20, .input1_offset = 128, .input2_offset = 0, .output_offset = -5, .input1_multiplier = 1073741824, .input1_shift = -1, .input2_multiplier = 1073741824, .input2_shift = 0, .output_multiplier = 1677721638, .output_shift = -20};
+static const mcu_elementwise_params layer7_add_7_params = {.activation = {.min = -128, .max = 127}};
+static const mcu_dims layer7_add_7_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer7_add_7_in1_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer7_add_7_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 8: HardSwish hardswish_8 */
-static const mcu_hard_swish_quant layer8_hardswish_8_quant = {1, -20, 27307, -4, 17476, 5};
-static const mcu_dims layer8_hardswish_8_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer8_hardswish_8_out_dims = {1, 4, 4, 4, 0};
+static const mcu_hard_swish_quant layer8_hardswish_8_quant = {.input_zero_point = 1, .output_zero_point = -20, .output_multiplier_fixedpoint_int16 = 27307, .output_multiplier_exponent = -4, .reluish_multiplier_fixedpoint_int16 = 17476, .reluish_multiplier_exponent = 5};
+static const mcu_dims layer8_hardswish_8_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer8_hardswish_8_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 9: Mul mul_9 */
-static const mcu_mul_quant layer9_mul_9_quant = {5, 20, 2, 1649267343, -6};
-static const mcu_elementwise_params layer9_mul_9_params = {{-128, 127}};
-static const mcu_dims layer9_mul_9_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer9_mul_9_in1_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer9_mul_9_out_dims = {1, 4, 4, 4, 0};
+static const mcu_mul_quant layer9_mul_9_quant = {.input1_offset = 5, .input2_offset = 20, .output_offset = 2, .output_multiplier = 1649267343, .output_shift = -6};
+static const mcu_elementwise_params layer9_mul_9_params = {.activation = {.min = -128, .max = 127}};
+static const mcu_dims layer9_mul_9_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer9_mul_9_in1_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer9_mul_9_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 10: LeakyRelu leakyrelu_10 */
-static const mcu_leaky_relu_quant layer10_leakyrelu_10_quant = {1, 10, 1073741952, 1, 1342177280, 3};
-static const mcu_dims layer10_leakyrelu_10_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer10_leakyrelu_10_out_dims = {1, 4, 4, 4, 0};
+static const mcu_leaky_relu_quant layer10_leakyrelu_10_quant = {.input_zero_point = 1, .output_zero_point = 10, .alpha_multiplier = 1073741952, .alpha_shift = 1, .identity_multiplier = 1342177280, .identity_shift = 3};
+static const mcu_dims layer10_leakyrelu_10_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer10_leakyrelu_10_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 11: Sub sub_11 */
-static const mcu_add_quant layer11_sub_11_quant = {20, -2, -10, 0, 1073741824, 0, 1717986854, -1, 1789569773, -19};
-static const mcu_elementwise_params layer11_sub_11_params = {{-128, 127}};
-static const mcu_dims layer11_sub_11_in0_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer11_sub_11_in1_dims = {1, 4, 4, 4, 0};
-static const mcu_dims layer11_sub_11_out_dims = {1, 4, 4, 4, 0};
+static const mcu_add_quant layer11_sub_11_quant = {.left_shift = 20, .input1_offset = -2, .input2_offset = -10, .output_offset = 0, .input1_multiplier = 1073741824, .input1_shift = 0, .input2_multiplier = 1717986854, .input2_shift = -1, .output_multiplier = 1789569773, .output_shift = -19};
+static const mcu_elementwise_params layer11_sub_11_params = {.activation = {.min = -128, .max = 127}};
+static const mcu_dims layer11_sub_11_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer11_sub_11_in1_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
+static const mcu_dims layer11_sub_11_out_dims = {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0};
 
 /* layer 12: Concat concat_12 */
-static const mcu_concat_params layer12_concat_12_params = {3, 2};
-static const mcu_concat_quant layer12_concat_12_quant[2] = {{1, {0, 1, 1288490141, 1}}, {1, {-5, 1, 1717986854, -1}}};
-static const mcu_dims layer12_concat_12_in_dims[2] = {{1, 4, 4, 4, 0}, {1, 4, 4, 4, 0}};
-static const mcu_dims layer12_concat_12_out_dims = {1, 4, 4, 8, 0};
+static const mcu_concat_params layer12_concat_12_params = {.axis = 3, .count = 2};
+static const mcu_concat_quant layer12_concat_12_quant[2] = {{.requantize = 1, .quant = {.input_zero_point = 0, .output_zero_point = 1, .multiplier = 1288490141, .shift = 1}}, {.requantize = 1, .quant = {.input_zero_point = -5, .output_zero_point = 1, .multiplier = 1717986854, .shift = -1}}};
+static const mcu_dims layer12_concat_12_in_dims[2] = {{.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0}, {.n = 1, .h = 4, .w = 4, .c = 4, .c_stride = 0}};
+static const mcu_dims layer12_concat_12_out_dims = {.n = 1, .h = 4, .w = 4, .c = 8, .c_stride = 0};
 
 /* layer 13: Pad pad_13 */
-static const mcu_pad_params layer13_pad_13_params = {{0, 1, 0, 0}, MCU_PAD_CONSTANT, 1};
-static const mcu_dims layer13_pad_13_in0_dims = {1, 4, 4, 8, 0};
-static const mcu_dims layer13_pad_13_out_dims = {1, 5, 6, 8, 0};
+static const mcu_pad_params layer13_pad_13_params = {.before = {0, 1, 0, 0}, .mode = MCU_PAD_CONSTANT, .pad_value = 1};
+static const mcu_dims layer13_pad_13_in0_dims = {.n = 1, .h = 4, .w = 4, .c = 8, .c_stride = 0};
+static const mcu_dims layer13_pad_13_out_dims = {.n = 1, .h = 5, .w = 6, .c = 8, .c_stride = 0};
 
 /* layer 14: Slice slice_14 */
-static const mcu_strided_slice_params layer14_slice_14_params = {{0, 1, 4, 0}, {1, 2, -1, 1}};
-static const mcu_dims layer14_slice_14_in0_dims = {1, 5, 6, 8, 0};
-static const mcu_dims layer14_slice_14_out_dims = {1, 2, 4, 8, 0};
+static const mcu_strided_slice_params layer14_slice_14_params = {.begin = {0, 1, 4, 0}, .stride = {1, 2, -1, 1}};
+static const mcu_dims layer14_slice_14_in0_dims = {.n = 1, .h = 5, .w = 6, .c = 8, .c_stride = 0};
+static const mcu_dims layer14_slice_14_out_dims = {.n = 1, .h = 2, .w = 4, .c = 8, .c_stride = 0};
 
 /* layer 15: Resize resize_15 */
-static const mcu_resize_params layer15_resize_15_params = {0, 1};
-static const mcu_dims layer15_resize_15_in0_dims = {1, 2, 4, 8, 0};
-static const mcu_dims layer15_resize_15_out_dims = {1, 6, 8, 8, 0};
+static const mcu_resize_params layer15_resize_15_params = {.align_corners = 0, .half_pixel_centers = 1};
+static const mcu_dims layer15_resize_15_in0_dims = {.n = 1, .h = 2, .w = 4, .c = 8, .c_stride = 0};
+static const mcu_dims layer15_resize_15_out_dims = {.n = 1, .h = 6, .w = 8, .c = 8, .c_stride = 0};
 
 /* layer 16: Resize resize_16 */
-static const mcu_resize_params layer16_resize_16_params = {0, 0};
-static const mcu_dims layer16_resize_16_in0_dims = {1, 6, 8, 8, 0};
-static const mcu_dims layer16_resize_16_out_dims = {1, 3, 4, 8, 0};
+static const mcu_resize_params layer16_resize_16_params = {.align_corners = 0, .half_pixel_centers = 0};
+static const mcu_dims layer16_resize_16_in0_dims = {.n = 1, .h = 6, .w = 8, .c = 8, .c_stride = 0};
+static const mcu_dims layer16_resize_16_out_dims = {.n = 1, .h = 3, .w = 4, .c = 8, .c_stride = 0};
 
 /* layer 17: Transpose transpose_17 */
-static const mcu_transpose_params layer17_transpose_17_params = {{0, 2, 1, 3}};
-static const mcu_dims layer17_transpose_17_in0_dims = {1, 3, 4, 8, 0};
-static const mcu_dims layer17_transpose_17_out_dims = {1, 4, 3, 8, 0};
+static const mcu_transpose_params layer17_transpose_17_params = {.perm = {0, 2, 1, 3}};
+static const mcu_dims layer17_transpose_17_in0_dims = {.n = 1, .h = 3, .w = 4, .c = 8, .c_stride = 0};
+static const mcu_dims layer17_transpose_17_out_dims = {.n = 1, .h = 4, .w = 3, .c = 8, .c_stride = 0};
 
 /* layer 18: AveragePool averagepool_18 */
-static const mcu_pool_params layer18_averagepool_18_params = {2, 2, 0, 0, 2, 2, {-128, 127}};
-static const mcu_dims layer18_averagepool_18_in0_dims = {1, 4, 3, 8, 0};
-static const mcu_dims layer18_averagepool_18_out_dims = {1, 2, 2, 8, 0};
+static const mcu_pool_params layer18_averagepool_18_params = {.stride_h = 2, .stride_w = 2, .pad_top = 0, .pad_left = 0, .kernel_h = 2, .kernel_w = 2, .activation = {.min = -128, .max = 127}};
+static const mcu_dims layer18_averagepool_18_in0_dims = {.n = 1, .h = 4, .w = 3, .c = 8, .c_stride = 0};
+static const mcu_dims layer18_averagepool_18_out_dims = {.n = 1, .h = 2, .w = 2, .c = 8, .c_stride = 0};
 
 /* layer 19: ReduceMean reducemean_19 */
-static const mcu_mean_params layer19_reducemean_19_params = {6};
-static const mcu_mean_quant layer19_reducemean_19_quant = {1, 2, 1342177330, -1};
-static const mcu_dims layer19_reducemean_19_in0_dims = {1, 2, 2, 8, 0};
-static const mcu_dims layer19_reducemean_19_out_dims = {1, 1, 1, 8, 0};
+static const mcu_mean_params layer19_reducemean_19_params = {.axes = 6};
+static const mcu_mean_quant layer19_reducemean_19_quant = {.input_zero_point = 1, .output_zero_point = 2, .multiplier = 1342177330, .shift = -1};
+static const mcu_dims layer19_reducemean_19_in0_dims = {.n = 1, .h = 2, .w = 2, .c = 8, .c_stride = 0};
+static const mcu_dims layer19_reducemean_19_out_dims = {.n = 1, .h = 1, .w = 1, .c = 8, .c_stride = 0};
 
 /* layer 20: Gemm gemm_20 */
-static const mcu_fc_quant layer20_gemm_20_quant = {-2, 0, 4, layer20_gemm_20_multiplier, layer20_gemm_20_shift};
-static const mcu_fc_params layer20_gemm_20_params = {{-128, 127}};
-static const mcu_dims layer20_gemm_20_in0_dims = {1, 1, 1, 8, 0};
-static const mcu_dims layer20_gemm_20_w_dims = {10, 1, 1, 8, 0};
-static const mcu_dims layer20_gemm_20_out_dims = {1, 1, 1, 10, 0};
+static const mcu_fc_quant layer20_gemm_20_quant = {.input_offset = -2, .weights_offset = 0, .output_offset = 4, .multiplier = layer20_gemm_20_multiplier, .shift = layer20_gemm_20_shift};
+static const mcu_fc_params layer20_gemm_20_params = {.activation = {.min = -128, .max = 127}};
+static const mcu_dims layer20_gemm_20_in0_dims = {.n = 1, .h = 1, .w = 1, .c = 8, .c_stride = 0};
+static const mcu_dims layer20_gemm_20_w_dims = {.n = 10, .h = 1, .w = 1, .c = 8, .c_stride = 0};
+static const mcu_dims layer20_gemm_20_out_dims = {.n = 1, .h = 1, .w = 1, .c = 10, .c_stride = 0};
 
 /* layer 21: Softmax softmax_21 */
-static const mcu_softmax_quant layer21_softmax_21_quant = {1717986944, 23, -248};
-static const mcu_dims layer21_softmax_21_in0_dims = {1, 1, 1, 10, 0};
-static const mcu_dims layer21_softmax_21_out_dims = {1, 1, 1, 10, 0};
+static const mcu_softmax_quant layer21_softmax_21_quant = {.input_multiplier = 1717986944, .input_left_shift = 23, .diff_min = -248};
+static const mcu_dims layer21_softmax_21_in0_dims = {.n = 1, .h = 1, .w = 1, .c = 10, .c_stride = 0};
+static const mcu_dims layer21_softmax_21_out_dims = {.n = 1, .h = 1, .w = 1, .c = 10, .c_stride = 0};
 
 /* layer 22: QuantizeLinear quantizelinear_22 */
-static const mcu_dims layer22_quantizelinear_22_dims = {1, 1, 1, 10, 0};
-static const mcu_requantize_quant layer22_quantizelinear_22_quant = {-128, 0, 1073741824, 8};
+static const mcu_dims layer22_quantizelinear_22_dims = {.n = 1, .h = 1, .w = 1, .c = 10, .c_stride = 0};
+static const mcu_requantize_quant layer22_quantizelinear_22_quant = {.input_zero_point = -128, .output_zero_point = 0, .multiplier = 1073741824, .shift = 8};
 
 /* layer 23: DequantizeLinear probabilities */
-static const mcu_affine_quant layer23_probabilities_quant = {0x1.0000000000000p-15f, 0, 0};
-static const mcu_dims layer23_probabilities_dims = {1, 1, 1, 10, 0};
+static const mcu_affine_quant layer23_probabilities_quant = {.scale = 0x1.0000000000000p-15f, .zero_point = 0, .round_half_even = 0};
+static const mcu_dims layer23_probabilities_dims = {.n = 1, .h = 1, .w = 1, .c = 10, .c_stride = 0};
 
 /* layer 24: Reshape features */
-static const mcu_dims layer24_features_dims = {1, 1, 1, 96, 0};
+static const mcu_dims layer24_features_dims = {.n = 1, .h = 1, .w = 1, .c = 96, .c_stride = 0};
 
 /* ---- description ---- */
 static const network_tensor_info network_inputs[NETWORK_INPUT_COUNT] = {
