@@ -19,12 +19,13 @@ def _conv(graph: Graph, rng, x, case: dict, index: int):
     weights = rng.integers(-127, 128, (out_channels, *kernel, channels // group)).astype(np.int8)
     scales = rng.uniform(0.002, 0.02, out_channels) if case.get("per_channel", True) else np.array([0.01])
     w = graph.add_constant(f"w{index}", weights, quant=q(scales, np.zeros(scales.size), 0 if scales.size > 1 else None))
-    bias = rng.integers(-2**34, 2**34, out_channels).astype(np.int64)
+    bias = rng.integers(-2**26, 2**26, out_channels).astype(np.int64)
+    bias[::4] = rng.choice([2**40, -(2**40) - 5, 2**45 + 1], size=bias[::4].size)   # far past int32
     inputs = [x, w] + ([graph.add_constant(f"b{index}", bias)] if case.get("bias", True) else [])
     attrs = {"layout": "NHWC", "strides": case.get("strides", (1, 1)), "pads": case.get("pads", (0, 0, 0, 0)),
              "dilations": case.get("dilations", (1, 1)), "group": group, **_activation(rng)}
     node = graph.add_node("Conv", inputs, attrs, name=f"conv{index}")
-    node.outputs[0].quant = q(float(x.quant.scale[0]) * float(scales.mean()) * np.sqrt(depth) * 2000)
+    node.outputs[0].quant = q(float(x.quant.scale[0]) * float(scales.mean()) * np.sqrt(depth) * 300)
     return node.outputs[0]
 
 
@@ -32,9 +33,9 @@ def _gemm(graph: Graph, rng, x, case: dict, index: int):
     depth, units = x.shape[-1], case["out"]
     scale = rng.uniform(0.002, 0.02)
     w = graph.add_constant(f"w{index}", rng.integers(-127, 128, (units, depth)).astype(np.int8), quant=q(scale))
-    b = graph.add_constant(f"b{index}", rng.integers(-2**34, 2**34, units).astype(np.int64))
+    b = graph.add_constant(f"b{index}", rng.integers(-2**26, 2**26, units).astype(np.int64))
     node = graph.add_node("Gemm", [x, w, b], {"transB": 1, **_activation(rng)}, name=f"gemm{index}")
-    node.outputs[0].quant = q(float(x.quant.scale[0]) * scale * np.sqrt(depth) * 2000)
+    node.outputs[0].quant = q(float(x.quant.scale[0]) * scale * np.sqrt(depth) * 300)
     return node.outputs[0]
 
 
@@ -92,3 +93,22 @@ def random_cases_s16(seed: int, count: int) -> list[dict]:
             case = {"op": "Add", "shape": (1, height, width, channels)}
         cases.append(case)
     return cases
+
+
+def chain_graph_s16(seed: int = 0, channels: int = 12) -> tuple[Graph, dict[str, np.ndarray]]:
+    """A small sequential 16x8 network (conv, depthwise, pointwise, residual Add, fully
+    connected) whose tensors the planner overlaps: the variants' overlap rules are exercised."""
+    rng = np.random.default_rng(seed)
+    graph = Graph("kernel_chain_s16")
+    x = graph.add_input("x", DType.INT16, (1, 10, 9, 3), quant=q(1e-4))
+    y = _conv(graph, rng, x, {"kernel": (3, 3), "out": channels, "pads": (1, 1, 1, 1)}, 0)
+    z = _conv(graph, rng, y, {"kernel": (3, 3), "group": channels, "pads": (1, 1, 1, 1)}, 1)
+    z = _conv(graph, rng, z, {"kernel": (1, 1), "out": channels}, 2)
+    s = graph.add_node("Add", [y, z], {}, name="residual")
+    s.outputs[0].quant = q(float(y.quant.scale[0]) * 2)
+    p = _conv(graph, rng, s.outputs[0], {"kernel": (3, 3), "out": 2 * channels, "strides": (2, 2)}, 3)
+    flat = graph.add_node("Reshape", [p], {"shape": (1, int(np.prod(p.shape)))}, name="flatten")
+    flat.outputs[0].quant = p.quant
+    graph.outputs = [_gemm(graph, rng, flat.outputs[0], {"out": 10}, 4)]
+    verify(graph)
+    return graph, {"x": rng.integers(-32768, 32768, (1, *x.shape)).astype(np.int16)}
