@@ -22,22 +22,13 @@
 
 #define MCU_S16_CHUNK 504   /* products per exact int32 partial sum (a multiple of 8) */
 
-/* mbqm64 (mcu_fixed_point.h) with one 32x32 -> 64 multiply when x fits int32 (the common
- * case: no huge bias), the full 64-bit product otherwise; the same value either way. */
-static inline int32_t mcu_s16_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
-    int32_t reduced = multiplier < 0x7FFF0000 ? (int32_t)(((int64_t)multiplier + (1 << 15)) >> 16) : 0x7FFF;
-    int32_t total_shift = 15 - shift;
-    int64_t product = x == (int32_t)x ? (int64_t)(int32_t)x * reduced : x * reduced;
-    return (int32_t)(uint32_t)(uint64_t)((product + ((int64_t)1 << (total_shift - 1))) >> total_shift);
-}
-
 /* The output stage of one accumulator of output channel o (offset 0). */
 static inline int16_t mcu_s16_output(int64_t acc, const int64_t *bias, const mcu_channel_quant *quant, int32_t o,
                                      const mcu_activation *activation) {
     if (bias != NULL) {
         acc += bias[o];
     }
-    int32_t scaled = mcu_s16_mbqm64(acc, quant->multiplier[o], quant->shift[o]);
+    int32_t scaled = mcu_mbqm64(acc, quant->multiplier[o], quant->shift[o]);
     return (int16_t)mcu_clamp_add(scaled, 0, activation->min, activation->max);
 }
 

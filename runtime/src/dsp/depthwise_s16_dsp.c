@@ -25,41 +25,66 @@ typedef struct {
     const int64_t *bias;
 } depthwise_shape;
 
+/* The in-bounds window of one output pixel: taps i0..i1-1, j0..j1-1, and where they start. */
+typedef struct {
+    int32_t i0, i1, j0, j1, origin, row_step, column_step;
+} window;
+
+/* Channels c..c+3 (a whole group of the "s16 quads" layout): SMLABB / SMLATT per tap. */
+static void group_of_four(const depthwise_shape *shape, const window *view, const int16_t *in, int32_t c,
+                          int32_t sums[4]) {
+    int32_t channels = shape->in_dims->c, kernel_w = shape->w_dims->w;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int32_t i = view->i0; i < view->i1; ++i) {
+        const int16_t *source = in + (view->origin + i * view->row_step + view->j0 * view->column_step + c);
+        const int8_t *taps = shape->w + (i * kernel_w + view->j0) * channels + c;
+        for (int32_t j = view->j0; j < view->j1; ++j, source += view->column_step, taps += channels) {
+            int32_t weights = mcu_read32(taps), low = mcu_sxtb16(weights), high = mcu_sxtb16_ror8(weights);
+            int32_t x01 = mcu_read32(source), x23 = mcu_read32(source + 2);
+            s0 = mcu_smlabb(x01, low, s0);
+            s1 = mcu_smlatt(x01, low, s1);
+            s2 = mcu_smlabb(x23, high, s2);
+            s3 = mcu_smlatt(x23, high, s3);
+        }
+    }
+    sums[0] = s0;
+    sums[1] = s1;
+    sums[2] = s2;
+    sums[3] = s3;
+}
+
+/* One tail channel (C % 4 of them, plain bytes). */
+static int32_t single_channel(const depthwise_shape *shape, const window *view, const int16_t *in, int32_t c) {
+    int32_t channels = shape->in_dims->c, kernel_w = shape->w_dims->w, sum = 0;
+    for (int32_t i = view->i0; i < view->i1; ++i) {
+        for (int32_t j = view->j0; j < view->j1; ++j) {
+            sum += (int32_t)in[view->origin + i * view->row_step + j * view->column_step + c]
+                   * shape->w[(i * kernel_w + j) * channels + c];
+        }
+    }
+    return sum;
+}
+
 /* Output pixel (y, x) of batch `batch`: all its channels. */
 static void pixel(const depthwise_shape *shape, const int16_t *in, int32_t batch, int32_t y, int32_t x,
                   int16_t *out) {
     const mcu_depthwise_params *p = shape->params;
     const mcu_dims *in_dims = shape->in_dims;
-    int32_t channels = in_dims->c, kernel_w = shape->w_dims->w, whole = channels / 4 * 4;
+    int32_t channels = in_dims->c, whole = channels / 4 * 4;
     int32_t in_y = y * p->stride_h - p->pad_top, in_x = x * p->stride_w - p->pad_left;
-    int32_t i0 = mcu_first_tap(in_y, p->dilation_h), i1 = mcu_end_tap(in_y, p->dilation_h, shape->w_dims->h, in_dims->h);
-    int32_t j0 = mcu_first_tap(in_x, p->dilation_w), j1 = mcu_end_tap(in_x, p->dilation_w, kernel_w, in_dims->w);
-    int32_t origin = ((batch * in_dims->h + in_y) * in_dims->w + in_x) * channels;
-    int32_t row_step = p->dilation_h * in_dims->w * channels, column_step = p->dilation_w * channels;
-    for (int32_t c = 0; c < channels; c += 4) {
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, group = c < whole;
-        for (int32_t i = i0; i < i1; ++i) {
-            const int16_t *source = in + (origin + i * row_step + j0 * column_step + c);
-            const int8_t *taps = shape->w + (i * kernel_w + j0) * channels + c;
-            for (int32_t j = j0; j < j1; ++j, source += column_step, taps += channels) {
-                if (group) {
-                    int32_t weights = mcu_read32(taps), low = mcu_sxtb16(weights), high = mcu_sxtb16_ror8(weights);
-                    int32_t x01 = mcu_read32(source), x23 = mcu_read32(source + 2);
-                    s0 = mcu_smlabb(x01, low, s0);
-                    s1 = mcu_smlatt(x01, low, s1);
-                    s2 = mcu_smlabb(x23, high, s2);
-                    s3 = mcu_smlatt(x23, high, s3);
-                } else {
-                    s0 += (int32_t)source[0] * taps[0];
-                    s1 += c + 1 < channels ? (int32_t)source[1] * taps[1] : 0;
-                    s2 += c + 2 < channels ? (int32_t)source[2] * taps[2] : 0;
-                }
-            }
-        }
-        int32_t sums[4] = {s0, s1, s2, s3};
-        for (int32_t r = 0; r < 4 && c + r < channels; ++r) {
+    window view = {mcu_first_tap(in_y, p->dilation_h), mcu_end_tap(in_y, p->dilation_h, shape->w_dims->h, in_dims->h),
+                   mcu_first_tap(in_x, p->dilation_w), mcu_end_tap(in_x, p->dilation_w, shape->w_dims->w, in_dims->w),
+                   ((batch * in_dims->h + in_y) * in_dims->w + in_x) * channels,
+                   p->dilation_h * in_dims->w * channels, p->dilation_w * channels};
+    int32_t sums[4];
+    for (int32_t c = 0; c < whole; c += 4) {
+        group_of_four(shape, &view, in, c, sums);
+        for (int32_t r = 0; r < 4; ++r) {
             out[c + r] = mcu_s16_output(sums[r], shape->bias, shape->quant, c + r, &p->activation);
         }
+    }
+    for (int32_t c = whole; c < channels; ++c) {
+        out[c] = mcu_s16_output(single_channel(shape, &view, in, c), shape->bias, shape->quant, c, &p->activation);
     }
 }
 
