@@ -8,13 +8,20 @@ planner overlaps; on the host (portable definitions) and under QEMU Cortex-M4
 independent index formulas."""
 from __future__ import annotations
 
+import shutil
+import sys
+
 import numpy as np
 import pytest
 
+from conftest import REPO
 from kernel_cases import mismatches
 from kernel_cases_s16 import case_graph_s16, chain_graph_s16, random_cases_s16
 from mcudeploy.kernels.s16 import s16_quad_octets, s16_quads
 from test_codegen_qemu import needs_toolchain
+
+sys.path.insert(0, str(REPO / "runtime" / "tests"))
+from mcu_ctypes import Activation, ActivationParams, AddQuant, Dims, Runtime, build_library  # noqa: E402
 
 FAMILIES = {"dsp": ("stm32h743", "qemu-m4"), "mve": ("stm32n6", "qemu-m55")}
 VARIANTS = ("conv-s16", "depthwise-s16", "fully-connected-s16", "add-s16")
@@ -84,3 +91,31 @@ def test_chain_under_qemu(family):
     graph, feeds = chain_graph_s16(5)
     wrong, _ = mismatches(graph, feeds, *FAMILIES[family])
     assert not wrong, wrong
+
+
+# -- the Add's arithmetic paths with hand-made parameters (ctypes, the portable C) ---------------
+@pytest.fixture(scope="module")
+def variant_library(tmp_path_factory) -> Runtime:
+    if shutil.which("gcc") is None:
+        pytest.skip("host gcc not found")
+    return Runtime(build_library(tmp_path_factory.mktemp("s16") / "libmcu_s16.so", variants=True))
+
+
+@pytest.mark.parametrize("multipliers", [(2**31 - 1, 2**31 - 1, 2**31 - 1), (1 << 30, 1 << 29, 1518500250),
+                                         (2**31 - 1, 12345, 2**30 + 7)])
+@pytest.mark.parametrize("shifts", [(0, 0, 0), (-3, -1, -5), (0, -2, -31), (-1, 0, -40)])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_add_against_the_reference_kernel(variant_library, family, multipliers, shifts):
+    """Multipliers and shifts TFLite never makes (a + b past 2^30, shifts past 31): the wide
+    paths and the fall-back must still equal mcu_add_s16."""
+    rng = np.random.default_rng(sum(multipliers) % 1000 + 7 * sum(shifts))
+    first, second = (rng.integers(-32768, 32768, 61).astype(np.int16) for _ in range(2))
+    first[:4], second[:4] = [-32768, 32767, -32768, 0], [-32768, 32767, 32767, -1]
+    quant = AddQuant(15, 0, 0, 0, multipliers[0], shifts[0], multipliers[1], shifts[1], multipliers[2], shifts[2])
+    params = ActivationParams(Activation(-32768, 32767))
+    dims = Dims(1, 1, 61, 1)
+    expected, actual = np.zeros(61, np.int16), np.zeros(61, np.int16)
+    variant_library.call("mcu_add_s16", None, params, quant, dims, first, dims, second, dims, expected)
+    variant_library.call(f"mcu_add_s16_{family}", None, params, quant, dims, first, dims, second, dims, actual)
+    assert np.array_equal(expected, actual)
+    assert np.unique(expected).size > 10
