@@ -103,7 +103,7 @@ def variant_library(tmp_path_factory) -> Runtime:
 
 @pytest.mark.parametrize("multipliers", [(2**31 - 1, 2**31 - 1, 2**31 - 1), (1 << 30, 1 << 29, 1518500250),
                                          (2**31 - 1, 12345, 2**30 + 7)])
-@pytest.mark.parametrize("shifts", [(0, 0, 0), (-3, -1, -5), (0, -2, -31), (-1, 0, -40)])
+@pytest.mark.parametrize("shifts", [(0, 0, -15), (-3, -1, -12), (0, -2, -31), (-1, 0, -40)])
 @pytest.mark.parametrize("family", FAMILIES)
 def test_add_against_the_reference_kernel(variant_library, family, multipliers, shifts):
     """Multipliers and shifts TFLite never makes (a + b past 2^30, shifts past 31): the wide
@@ -118,4 +118,5 @@ def test_add_against_the_reference_kernel(variant_library, family, multipliers, 
     variant_library.call("mcu_add_s16", None, params, quant, dims, first, dims, second, dims, expected)
     variant_library.call(f"mcu_add_s16_{family}", None, params, quant, dims, first, dims, second, dims, actual)
     assert np.array_equal(expected, actual)
-    assert np.unique(expected).size > 10
+    if shifts[2] > -20:    # not shifted to (almost) nothing: the values are informative
+        assert np.unique(expected).size > 10
