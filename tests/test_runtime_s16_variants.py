@@ -21,7 +21,8 @@ from mcudeploy.kernels.s16 import s16_quad_octets, s16_quads
 from test_codegen_qemu import needs_toolchain
 
 sys.path.insert(0, str(REPO / "runtime" / "tests"))
-from mcu_ctypes import Activation, ActivationParams, AddQuant, Dims, Runtime, build_library  # noqa: E402
+import mcu_ctypes  # noqa: E402
+from mcu_ctypes import Activation, ActivationParams, AddQuant, Dims, FcQuant, Runtime  # noqa: E402
 
 FAMILIES = {"dsp": ("stm32h743", "qemu-m4"), "mve": ("stm32n6", "qemu-m55")}
 VARIANTS = ("conv-s16", "depthwise-s16", "fully-connected-s16", "add-s16")
@@ -98,7 +99,7 @@ def test_chain_under_qemu(family):
 def variant_library(tmp_path_factory) -> Runtime:
     if shutil.which("gcc") is None:
         pytest.skip("host gcc not found")
-    return Runtime(build_library(tmp_path_factory.mktemp("s16") / "libmcu_s16.so", variants=True))
+    return Runtime(mcu_ctypes.build_library(tmp_path_factory.mktemp("s16") / "libmcu_s16.so", variants=True))
 
 
 @pytest.mark.parametrize("multipliers", [(2**31 - 1, 2**31 - 1, 2**31 - 1), (1 << 30, 1 << 29, 1518500250),
@@ -120,3 +121,34 @@ def test_add_against_the_reference_kernel(variant_library, family, multipliers, 
     assert np.array_equal(expected, actual)
     if shifts[2] > -20:    # not shifted to (almost) nothing: the values are informative
         assert np.unique(expected).size > 10
+
+
+@pytest.mark.parametrize("depth", [5, 16, 509, 1030])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fully_connected_output_stage_against_the_reference_kernel(variant_library, family, depth):
+    """Every shift of the 16x8 form ([-31, 7]: total shifts 8..46, both halves of the written-out
+    64-bit shift), multipliers up to 2^31 - 1 (the 0x7FFF clamp), int64 biases up to 2^47, K
+    across the 504-product chunks: the variant's output stage equals mcu_fully_connected_s16."""
+    rng = np.random.default_rng(depth)
+    rows, units = 3, 39
+    x = rng.integers(-32768, 32768, (rows, depth)).astype(np.int16)
+    x[0] = -32768
+    weights = rng.integers(-128, 128, (units, depth)).astype(np.int8)
+    weights[0] = -128
+    bias = rng.integers(-2**47, 2**47, units).astype(np.int64)
+    bias[1::3] = rng.integers(-2**20, 2**20, bias[1::3].size)
+    multiplier = rng.integers(2**30, 2**31, units).astype(np.int32)
+    multiplier[:3] = [2**31 - 1, 0x7FFF0000, 0x7FFEFFFF]
+    shift = rng.integers(-31, 8, units).astype(np.int32)
+    shift[:4] = [-31, -17, -16, 7]
+    quant = FcQuant(0, 0, 0, mcu_ctypes.int_pointer(multiplier), mcu_ctypes.int_pointer(shift))
+    params = ActivationParams(Activation(-32768, 32767))
+    in_dims, w_dims, out_dims = Dims(rows, 1, 1, depth), Dims(units, 1, 1, depth), Dims(rows, 1, 1, units)
+    prepared = s16_quads(weights) if family == "dsp" else s16_quad_octets(weights)
+    expected, actual = np.zeros((rows, units), np.int16), np.zeros((rows, units), np.int16)
+    variant_library.call("mcu_fully_connected_s16", None, params, quant, in_dims, x, w_dims, weights, bias,
+                         out_dims, expected)
+    variant_library.call(f"mcu_fully_connected_s16_{family}", None, params, quant, in_dims, x, w_dims,
+                         np.ascontiguousarray(prepared), bias, out_dims, actual)
+    assert np.array_equal(expected, actual)
+    assert np.unique(expected).size > 20
