@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO
 from kernel_cases import mismatches
 from kernel_cases_s16 import case_graph_s16, chain_graph_s16, random_cases_s16
-from mcudeploy.kernels.s16 import s16_quad_octets, s16_quads
+from mcudeploy.kernels.s16 import s16_quad_octets, s16_quad_pairs, s16_quads
 from test_codegen_qemu import needs_toolchain
 
 sys.path.insert(0, str(REPO / "runtime" / "tests"))
@@ -35,6 +35,23 @@ def test_quads_layout():
         for k in range(7):
             position = k if k >= 4 else [0, 2, 1, 3].index(k)
             assert flat[r * 7 + position] == rows[r, k]
+
+
+@pytest.mark.parametrize("count", [4, 5])
+def test_quad_pairs_layout(count):
+    rows = (np.arange(count * 7) % 120).astype(np.int8).reshape(count, 7)
+    flat, quads = s16_quad_pairs(rows), s16_quads(rows).reshape(count, 7)
+    assert flat.size == count * 7
+    for o in range(count):
+        base = o // 2 * 14
+        for k in range(7):
+            if o == count - 1 and count % 2:
+                position = base + k
+            elif k < 4:
+                position = base + 8 * (k // 4) + 4 * (o % 2) + k % 4
+            else:
+                position = base + 8 + 3 * (o % 2) + (k - 4)
+            assert flat[position] == quads[o, k]
 
 
 def test_quad_octets_layout():
@@ -144,7 +161,7 @@ def test_fully_connected_output_stage_against_the_reference_kernel(variant_libra
     quant = FcQuant(0, 0, 0, mcu_ctypes.int_pointer(multiplier), mcu_ctypes.int_pointer(shift))
     params = ActivationParams(Activation(-32768, 32767))
     in_dims, w_dims, out_dims = Dims(rows, 1, 1, depth), Dims(units, 1, 1, depth), Dims(rows, 1, 1, units)
-    prepared = s16_quads(weights) if family == "dsp" else s16_quad_octets(weights)
+    prepared = s16_quad_pairs(weights) if family == "dsp" else s16_quad_octets(weights)
     expected, actual = np.zeros((rows, units), np.int16), np.zeros((rows, units), np.int16)
     variant_library.call("mcu_fully_connected_s16", None, params, quant, in_dims, x, w_dims, weights, bias,
                          out_dims, expected)

@@ -11,10 +11,13 @@
  * other than 1) runs the reference kernel with the reference layout's meaning of `w` only
  * where the two layouts agree (documented per kernel); mcudeploy never emits such a call.
  *
- * DSP weight layout ("s16 quads"): a row of K int8 values, each group of four k = 4g..4g+3
+ * DSP weight layouts. "s16 quads": a row of K int8 values, each group of four k = 4g..4g+3
  * stored as (4g, 4g+2, 4g+1, 4g+3) (SXTB16 / SXTB16 ROR 8 split it into the pairs (4g, 4g+1)
- * and (4g+2, 4g+3)), the K % 4 tail plain. Conv rows [O, kH*kW*C], fully connected rows
- * [N, K]; depthwise: taps-major [kH*kW, C], each tap's C channels a row.
+ * and (4g+2, 4g+3)), the K % 4 tail plain. "s16 quad pairs" (conv rows [O, kH*kW*C], fully
+ * connected rows [N, K]): rows 2q and 2q+1 in quads, interleaved four bytes at a time (bytes
+ * 8g..8g+3 = row 2q's group g, 8g+4..8g+7 = row 2q+1's), then row 2q's tail, then row
+ * 2q+1's; an odd last row in plain quads (2K bytes per pair, O * K in all). Depthwise:
+ * taps-major [kH*kW, C], each tap's C channels a row in quads.
  * MVE layouts: conv / fully connected rows as the reference's ([O, K]); depthwise taps-major
  * [kH*kW, C].
  */

@@ -9,7 +9,7 @@
  *   acc[p, o] = sum_k W[o, k] * X_p[k]                    (exact, int64)
  *   Y[p, o]   = clamp(mbqm64(acc + bias[o], multiplier[o], shift[o]))
  *
- * Weights: "s16 quads" rows (mcu_runtime_s16.h). Out c_stride: pixel p at out + p * c_stride.
+ * Weights: "s16 quad pairs" (mcu_runtime_s16.h). Out c_stride: pixel p at out + p * c_stride.
  * Access order (overlap proof): a block of two pixels copies both fields before its first
  * store; a pointwise block stores while it still reads its two rows.
  * Non-zero offsets run the reference kernel (its rows are the plain ones: mcudeploy never
@@ -34,8 +34,7 @@ static void pixel_pair(const mcu_conv_params *params, const mcu_channel_quant *q
     int64_t sums[4];
     for (int32_t o = 0; o < channels; o += 2) {
         int32_t pair = o + 1 < channels;
-        const int8_t *row0 = w + o * depth;
-        mcu_s16_dsp_block(x0, x1, row0, pair ? row0 + depth : row0, depth, sums);
+        mcu_s16_dsp_block(x0, x1, w + o * depth, depth, pair, sums);
         mcu_s16_dsp_store(sums, bias, quant, &params->activation, o, pair, second, out0, out1);
     }
 }

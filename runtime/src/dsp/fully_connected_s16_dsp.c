@@ -6,7 +6,7 @@
  *   acc[r, u] = sum_k W[u, k] * X[r, k]                   (exact, int64)
  *   Y[r, u]   = clamp(mbqm64(acc + bias[u], multiplier[u], shift[u]))
  *
- * Weights: "s16 quads" rows of [N, K] (mcu_runtime_s16.h). No scratch. Non-zero offsets run
+ * Weights: "s16 quad pairs" of the [N, K] rows (mcu_runtime_s16.h). No scratch. Non-zero offsets run
  * the reference kernel.
  */
 #include "mcu_dsp_s16.h"
@@ -29,8 +29,7 @@ mcu_status mcu_fully_connected_s16_dsp(const mcu_context *ctx, const mcu_fc_para
         int32_t second = r + 1 < rows, s = second ? r + 1 : r;
         for (int32_t u = 0; u < units; u += 2) {
             int32_t pair = u + 1 < units;
-            const int8_t *row0 = w + u * depth;
-            mcu_s16_dsp_block(in + r * depth, in + s * depth, row0, pair ? row0 + depth : row0, depth, sums);
+            mcu_s16_dsp_block(in + r * depth, in + s * depth, w + u * depth, depth, pair, sums);
             mcu_s16_dsp_store(sums, bias, &channel, &params->activation, u, pair, second, out + r * units,
                               out + s * units);
         }

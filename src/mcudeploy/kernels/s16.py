@@ -19,8 +19,9 @@ Variant: technique; scratch; overlap rule.
 * ``dsp-add-s16`` / ``mve-add-s16``: Add without broadcasting (SMMULR input stage; VQRDMULH
   + VRSHL, 4 elements per vector); no scratch; the reference proof.
 
-Offline layouts (``prepare_constants``): DSP "s16 quads" (:func:`s16_quads`), MVE
-"s16 quad octets" (:func:`s16_quad_octets`), depthwise weights taps-major ``[kH*kW, C]``.
+Offline layouts (``prepare_constants``): DSP "s16 quad pairs" (:func:`s16_quad_pairs`), MVE
+"s16 quad octets" (:func:`s16_quad_octets`), depthwise weights taps-major ``[kH*kW, C]``
+(in "s16 quads" for DSP).
 """
 from __future__ import annotations
 
@@ -49,6 +50,19 @@ def s16_quads(rows: np.ndarray) -> np.ndarray:
     whole = depth // 4 * 4
     groups = rows[:, :whole].reshape(count, -1, 4)[:, :, [0, 2, 1, 3]].reshape(count, whole)
     return np.ascontiguousarray(np.concatenate([groups, rows[:, whole:]], axis=1).reshape(-1), dtype=np.int8)
+
+
+def s16_quad_pairs(rows: np.ndarray) -> np.ndarray:
+    """``[O, K]`` int8 rows -> "s16 quad pairs" (``mcu_runtime_s16.h``): rows ``2q``, ``2q+1``
+    in quads interleaved four bytes at a time, then their two tails; an odd last row in quads."""
+    count, depth = rows.shape
+    whole, pairs = depth // 4 * 4, count // 2 * 2
+    quads = s16_quads(rows).reshape(count, depth)
+    heads = quads[:pairs, :whole].reshape(pairs // 2, 2, whole // 4, 4).transpose(0, 2, 1, 3)
+    heads = heads.reshape(pairs // 2, 2 * whole)
+    tails = quads[:pairs, whole:].reshape(pairs // 2, 2 * (depth - whole))
+    paired = np.concatenate([heads, tails], axis=1).reshape(-1)
+    return np.ascontiguousarray(np.concatenate([paired, quads[pairs:].reshape(-1)]), dtype=np.int8)
 
 
 def s16_quad_octets(rows: np.ndarray) -> np.ndarray:
@@ -124,7 +138,7 @@ def depthwise_accepts(node: Node) -> str | None:
 
 
 def dsp_rows(node: Node, params) -> dict[int, np.ndarray]:
-    return {1: s16_quads(weight_rows(node))}
+    return {1: s16_quad_pairs(weight_rows(node))}
 
 
 def dsp_depthwise(node: Node, params) -> dict[int, np.ndarray]:
