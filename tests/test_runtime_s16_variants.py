@@ -169,3 +169,44 @@ def test_fully_connected_output_stage_against_the_reference_kernel(variant_libra
                          np.ascontiguousarray(prepared), bias, out_dims, actual)
     assert np.array_equal(expected, actual)
     assert np.unique(expected).size > 20
+
+
+@pytest.mark.parametrize("kind", ["conv 3x3", "pointwise", "depthwise"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_conv_writes_a_strided_output(variant_library, family, kind):
+    """Out c_stride (kernels/strided_output.py lists the 16x8 conv / depthwise variants): the
+    variant writes the reference's dense output into its channel slice and nothing else."""
+    rng = np.random.default_rng(len(kind))
+    channels, out_channels, kernel = 6, (6 if kind == "depthwise" else 5), (1 if kind == "pointwise" else 3)
+    x = rng.integers(-32768, 32768, (1, 7, 6, channels)).astype(np.int16)
+    per_filter = 1 if kind == "depthwise" else channels
+    weights = rng.integers(-128, 128, (out_channels, kernel, kernel, per_filter)).astype(np.int8)
+    bias = rng.integers(-2**22, 2**22, out_channels).astype(np.int64)
+    multiplier = rng.integers(2**30, 2**31, out_channels).astype(np.int32)
+    shift = np.full(out_channels, -14, np.int32)
+    quant = mcu_ctypes.ChannelQuant(0, 0, mcu_ctypes.int_pointer(multiplier), mcu_ctypes.int_pointer(shift))
+    pad = 0 if kind == "pointwise" else 1
+    activation = Activation(-32768, 32767)
+    out_h, out_w = 7, 6
+    in_dims, w_dims = Dims(1, 7, 6, channels), Dims(out_channels, kernel, kernel, per_filter)
+    rows = weights.reshape(out_channels, -1)
+    if kind == "depthwise":
+        params = mcu_ctypes.DepthwiseParams(1, 1, pad, pad, 1, 1, 1, activation)
+        prepared = s16_quads(np.ascontiguousarray(rows.T)) if family == "dsp" else rows.T.reshape(-1)
+        function = "mcu_depthwise_conv2d_s16"
+    else:
+        params = mcu_ctypes.ConvParams(1, 1, pad, pad, 1, 1, activation)
+        prepared = s16_quad_pairs(rows) if family == "dsp" else s16_quad_octets(rows)
+        function = "mcu_conv2d_s16"
+    dense = np.zeros((1, out_h, out_w, out_channels), np.int16)
+    variant_library.call(function, None, params, quant, in_dims, x, w_dims, weights, bias,
+                         Dims(1, out_h, out_w, out_channels), dense)
+    wide = np.full((1, out_h, out_w, out_channels + 7), 12345, np.int16)
+    scratch = np.zeros(4096, np.uint8)
+    context = mcu_ctypes.Context(scratch.ctypes.data, scratch.size)
+    variant_library.call(f"{function}_{family}", context, params, quant, in_dims, x, w_dims,
+                         np.ascontiguousarray(prepared, dtype=np.int8), bias,
+                         Dims(1, out_h, out_w, out_channels, out_channels + 7), wide[..., 2:])
+    assert np.array_equal(wide[..., 2:2 + out_channels], dense)
+    assert np.all(wide[..., :2] == 12345) and np.all(wide[..., 2 + out_channels:] == 12345)
+    assert np.unique(dense).size > 20

@@ -22,29 +22,13 @@
 
 #define MCU_S16_CHUNK 504   /* products per exact int32 partial sum (a multiple of 8) */
 
-/* mbqm64 (mcu_fixed_point.h), the same bits, with the 64-bit rounding shift written out:
- * total_shift = 15 - shift is in [8, 46], and only the low word of the shifted value is kept
- * (wrap32), so it is (lo >> t) | (hi << (32 - t)) below 32 and hi >> (t - 32) (arithmetic)
- * from 32 on; the product and the rounding wrap in uint64 exactly where the reference's
- * int64 arithmetic would overflow. */
-static inline int32_t mcu_s16_mbqm64(int64_t x, int32_t multiplier, int32_t shift) {
-    int32_t reduced = multiplier < 0x7FFF0000 ? (int32_t)(((int64_t)multiplier + (1 << 15)) >> 16) : 0x7FFF;
-    int32_t total_shift = 15 - shift;
-    uint64_t rounded = (uint64_t)x * (uint64_t)(int64_t)reduced + ((uint64_t)1 << (total_shift - 1));
-    uint32_t low = (uint32_t)rounded, high = (uint32_t)(rounded >> 32);
-    if (total_shift < 32) {
-        return (int32_t)((low >> total_shift) | (high << (32 - total_shift)));
-    }
-    return (int32_t)high >> (total_shift - 32);
-}
-
 /* The output stage of one accumulator of output channel o (offset 0). */
 static inline int16_t mcu_s16_output(int64_t acc, const int64_t *bias, const mcu_channel_quant *quant, int32_t o,
                                      const mcu_activation *activation) {
     if (bias != NULL) {
         acc += bias[o];
     }
-    int32_t scaled = mcu_s16_mbqm64(acc, quant->multiplier[o], quant->shift[o]);
+    int32_t scaled = mcu_mbqm64(acc, quant->multiplier[o], quant->shift[o]);
     return (int16_t)mcu_clamp_add(scaled, 0, activation->min, activation->max);
 }
 
