@@ -67,7 +67,7 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
     if fit is not None:
         return fit, ""
     base = kernel.removesuffix("_s16")
-    int8_variant = runtime_variant.removesuffix("-s16")   # a 16x8 variant (kernels/s16.py): its int8 twin
+    int8_variant = _int8_twin(runtime_variant)
     int8_note = "int16 kernel: its int8 counts used" + (f" (variant {int8_variant})" if int8_variant != variant else "")
     candidates = [(runtime, int8_variant, base, int8_note)] if base != kernel else []
     proxy = _unmeasured_proxy(base)
@@ -89,6 +89,15 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
             return fit, note
     hint = " (re-run tools/fit_instruction_model.py to measure it)" if runtime == "mcudeploy" else ""
     return None, f"no instruction model for kernel {kernel} ({runtime}, {build} build, variant {variant}){hint}"
+
+
+def _int8_twin(variant: str) -> str:
+    """The int8 variant a 16x8 one (kernels/s16.py) mirrors: "dsp-conv-s16" -> "dsp-conv",
+    "mve-add-s16" -> "mve-elementwise"; any other variant is its own."""
+    if not variant.endswith("-s16"):
+        return variant
+    family, _, name = variant.removesuffix("-s16").partition("-")
+    return f"{family}-{'elementwise' if name == 'add' else name}"
 
 
 def _unmeasured_proxy(kernel: str) -> str | None:
