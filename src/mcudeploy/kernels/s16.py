@@ -58,8 +58,8 @@ def s16_quad_pairs(rows: np.ndarray) -> np.ndarray:
     count, depth = rows.shape
     whole, pairs = depth // 4 * 4, count // 2 * 2
     quads = s16_quads(rows).reshape(count, depth)
-    heads = quads[:pairs, :whole].reshape(pairs // 2, 2, whole // 4, 4).transpose(0, 2, 1, 3)
-    heads = heads.reshape(pairs // 2, 2 * whole)
+    groups = quads[:pairs, :whole].reshape(pairs // 2, 2, whole // 4, 4).transpose(0, 2, 1, 3)
+    heads = groups.reshape(pairs // 2, 2 * whole)
     tails = quads[:pairs, whole:].reshape(pairs // 2, 2 * (depth - whole))
     paired = np.concatenate([heads, tails], axis=1).reshape(-1)
     return np.ascontiguousarray(np.concatenate([paired, quads[pairs:].reshape(-1)]), dtype=np.int8)
