@@ -8,7 +8,8 @@ and the fit it came from, read from ``data/instruction_model.json`` (generated b
 fitted to exact QEMU counts of synthetic layers, with their error on that data).
 
 When the exact fit is missing the lookup falls back, and says so in the returned note:
-an int16 kernel -> its int8 fit; a kernel nobody measured yet but whose loop nest another
+an int16 kernel -> its int8 fit (a 16x8 variant ``dsp-conv-s16`` -> the int8 ``dsp-conv``'s,
+an underestimate until the 16x8 variants are fitted; their QEMU counts: ``benchmarks/results/int16_kernels.md``); a kernel nobody measured yet but whose loop nest another
 fitted kernel shares -> that fit (:data:`.kernel_map.UNMEASURED_PROXIES`); a ``cmsis-nn`` kernel the library lacks -> mcudeploy's
 reference fit (TFLite Micro runs its own reference kernel then). An optimised variant nobody
 measured has no fallback (its speed is the whole question): ``None``, the layer is unknown
@@ -66,7 +67,9 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
     if fit is not None:
         return fit, ""
     base = kernel.removesuffix("_s16")
-    candidates = [(runtime, runtime_variant, base, "int16 kernel: its int8 counts used")] if base != kernel else []
+    int8_variant = _int8_twin(runtime_variant)
+    int8_note = "int16 kernel: its int8 counts used" + (f" (variant {int8_variant})" if int8_variant != variant else "")
+    candidates = [(runtime, int8_variant, base, int8_note)] if base != kernel else []
     proxy = _unmeasured_proxy(base)
     if proxy is not None and runtime == "mcudeploy":
         candidates.append((runtime, runtime_variant, proxy, f"kernel {kernel} not measured: counted with "
@@ -86,6 +89,15 @@ def lookup(runtime: str, build: str, variant: str, kernel: str) -> tuple[KernelF
             return fit, note
     hint = " (re-run tools/fit_instruction_model.py to measure it)" if runtime == "mcudeploy" else ""
     return None, f"no instruction model for kernel {kernel} ({runtime}, {build} build, variant {variant}){hint}"
+
+
+def _int8_twin(variant: str) -> str:
+    """The int8 variant a 16x8 one (kernels/s16.py) mirrors: "dsp-conv-s16" -> "dsp-conv",
+    "mve-add-s16" -> "mve-elementwise"; any other variant is its own."""
+    if not variant.endswith("-s16"):
+        return variant
+    family, _, name = variant.removesuffix("-s16").partition("-")
+    return f"{family}-{'elementwise' if name == 'add' else name}"
 
 
 def _unmeasured_proxy(kernel: str) -> str | None:

@@ -2,7 +2,8 @@
 
 Optimised variants register here with :func:`register` beside the reference
 (:mod:`.reference`): :mod:`.dsp` (cores with the DSP extension, rank 10) and :mod:`.mve`
-(Helium, rank 20); :func:`variants_for` lists the candidates of one op, highest rank first.
+(Helium, rank 20), :mod:`.s16` (their 16x8 counterparts); :func:`variants_for` lists the
+candidates of one op, highest rank first.
 The optimised variants share :mod:`.prepared` (offline weight / bias preparation, the node
 checks and the scratch budget rule).
 """
@@ -33,4 +34,4 @@ def variant_named(op: str, name: str) -> KernelVariant:
 
 
 # The optimised variants register themselves on import (they need register() above).
-from . import dsp, mve  # noqa: E402,F401
+from . import dsp, mve, s16  # noqa: E402,F401

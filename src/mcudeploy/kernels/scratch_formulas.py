@@ -37,4 +37,8 @@ FORMULAS: dict[str, tuple[tuple[str, ...], str]] = {
         ("depth",),
         "(((depth) % 16 != 0) * 2 * MCU_ROUND_UP(depth, 16))",
     ),
+    "MCU_CONV2D_S16_SCRATCH_BYTES": (
+        ("depth",),
+        "(2 * (depth) * 2)",
+    ),
 }

@@ -45,6 +45,10 @@ STRIDED_OUTPUT: dict[str, dict[str, Callable[[Node], bool]]] = {
     "mve-depthwise": {"Conv": _int8_output},
     "mve-pool": {"MaxPool": _int8_output, "AveragePool": _int8_output},
     "mve-elementwise": {"Add": _int8_output, "Mul": _int8_output},   # mve/elementwise_mve.c: a run per pixel
+    "dsp-conv-s16": {"Conv": _integer_output},        # the 16x8 variants (kernels/s16.py)
+    "dsp-depthwise-s16": {"Conv": _integer_output},
+    "mve-conv-s16": {"Conv": _integer_output},
+    "mve-depthwise-s16": {"Conv": _integer_output},
 }
 
 
