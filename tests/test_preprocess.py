@@ -100,7 +100,6 @@ def test_bad_spec_is_one_clear_error(keys, value, message):
         preprocess_frame(bytes(8 * 8 * 3), parse_preprocess(keys), value)
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_ARM, reason="arm-none-eabi-gcc / qemu-system-arm missing: tools/install_toolchain.sh")
 @pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
 def test_qemu_320x240_rgb565_to_mobilenet_input_is_bit_exact(board):

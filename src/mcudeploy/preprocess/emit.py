@@ -8,6 +8,7 @@ import numpy as np
 
 from ..codegen.c_literals import c_array_body, c_type
 from ..codegen.templates import render
+from ..errors import UsageError
 from ..ir import Value
 from .image import build_tables
 from .spec import ImagePreprocess
@@ -31,3 +32,14 @@ def preprocess_files(spec: ImagePreprocess, value: Value) -> dict[str, str]:
         context[name] = c_array_body(getattr(tables, name).astype(np.uint8))
     return {"preprocess.c": render("preprocess/preprocess.c.j2", context),
             "preprocess.h": render("preprocess/preprocess.h.j2", context)}
+
+
+def add_preprocess_files(files: dict[str, str], spec: ImagePreprocess | None, graph) -> dict[str, str]:
+    """``files`` of a generated project with ``preprocess.c/.h`` for the graph's one input
+    (unchanged when ``spec`` is None)."""
+    if spec is None:
+        return files
+    if len(graph.inputs) != 1:
+        raise UsageError(f"[preprocess]: the model has {len(graph.inputs)} inputs; [preprocess] feeds a "
+                         "single-input image model")
+    return {**files, **preprocess_files(spec, graph.inputs[0])}

@@ -33,6 +33,7 @@ FORMATS = {"rgb888": 3, "rgb565": 2, "gray8": 1, "yuv422": 2}   # bytes per pixe
 RESIZE_METHODS = ("nearest", "bilinear")
 CHANNEL_ORDERS = ("RGB", "BGR")
 MAX_FRAME_SIDE = 8192
+PREPROCESS_SECTION = "preprocess"   # of a project file and of a --config file
 KEYS = ("format", "width", "height", "crop", "resize", "channel_order", "scale", "mean", "std", "offset")
 
 
@@ -112,6 +113,6 @@ def parse_preprocess(table: Any, where: str = "[preprocess]") -> ImagePreprocess
 def preprocess_from_file(path: str | Path) -> ImagePreprocess | None:
     """The ``[preprocess]`` of a project / ``--config`` TOML file, or None when it has none."""
     document = read_toml(Path(path), "--config")
-    if "preprocess" not in document:
+    if PREPROCESS_SECTION not in document:
         return None
-    return parse_preprocess(document["preprocess"], f"{path}: [preprocess]")
+    return parse_preprocess(document[PREPROCESS_SECTION], f"{path}: [{PREPROCESS_SECTION}]")
