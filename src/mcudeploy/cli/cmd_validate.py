@@ -35,6 +35,7 @@ from ..validate.generated_code import (
     TARGETS,
     build_summary,
     check_generated_code,
+    code_target,
     integer_samples,
     options_for_run,
     random_integer_feeds,
@@ -69,11 +70,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare every layer and name the first where the error jumps")
     parser.add_argument("--plot", type=Path, metavar="OUT.png", help="scatter plot of the outputs")
     parser.add_argument("--json", metavar="OUT.json", help="write the report as JSON ('-' = stdout)")
-    parser.add_argument("--on", choices=TARGETS,
-                        help="also generate the C code, run it on the host or a QEMU Cortex-M board and "
-                             "check it bit-exactly against the integer reference (full-integer models)")
+    parser.add_argument("--on", type=code_target, metavar="|".join(TARGETS),
+                        help="also generate the C code, run it on the host or a QEMU Cortex-M board, or on a "
+                             "board running the serial firmware (serial:/dev/ttyACM0, serial:socket://HOST:PORT; "
+                             "docs/serial-protocol.md), and check it bit-exactly against the integer reference "
+                             "(full-integer models)")
     parser.add_argument("--per-layer-instructions", action="store_true",
-                        help="with --on qemu-*: also count instructions per layer")
+                        help="with --on qemu-*: also count instructions per layer (serial: cycles per layer, "
+                             "firmware built with make serial PROFILE=1)")
     add_deployment_arguments(parser)
     defaults = Thresholds()
     for name, help_text in (("cosine-min", "minimum cosine similarity"),
@@ -122,7 +126,7 @@ def _check_generated_code(args: argparse.Namespace, built: tuple, feeds: dict) -
     if check.layer_instructions:
         names = [n for n in deployment.plan.order if n not in deployment.plan.elided_nodes]
         for name, count in zip(names, check.layer_instructions[0]):
-            console.print(f"  {name}: {count} instructions")
+            console.print(f"  {name}: {count} {'cycles' if check.cycles else 'instructions'}")
     if not check.bit_exact:
         raise ValidationFailed(check.describe())
 
