@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_model
+from mcudeploy.cli.main import main
 from mcudeploy.driver import deploy
 from mcudeploy.errors import BoardLinkError, UsageError
 from mcudeploy.options import DeploymentOptions
@@ -72,11 +73,16 @@ def _firmware(tmp_path, model: str, board: str, profile: bool = False):
 @needs_qemu
 @pytest.mark.parametrize("model,board", [("mlperf_tiny/dscnn_kws_int8.tflite", "mps2-an386"),
                                          ("mlperf_tiny/resnet8_int8.tflite", "mps3-an547")])
-def test_serial_validation_against_qemu_is_bit_exact_with_cycles(tmp_path, model, board):
+def test_serial_validation_against_qemu_is_bit_exact_with_cycles(tmp_path, capsys, model, board):
     deployment, elf = _firmware(tmp_path, model, board)
     feeds = random_integer_feeds(deployment.graph, 3, 5)
     with qemu_board(elf, board) as (uart, _):
         check = check_generated_code(deployment, feeds, f"serial:socket://127.0.0.1:{uart}")
+        code = main(["validate", str(shared_model(model)), "--on", f"serial:socket://127.0.0.1:{uart}",
+                     "--target", board, "--samples", "2"])
+    printed = capsys.readouterr().out
+    assert code == 0 and f"generated C code on serial:socket://127.0.0.1:{uart}: bit-exact" in printed
+    assert "flashing: no flashing tool found" in printed or "flashing: found" in printed
     assert check.bit_exact, check.describe()
     assert check.samples == 3 and len(check.cycles) == 3 and min(check.cycles) > 1000
     assert check.timer == "SysTick" and "cycles per inference" in check.describe()

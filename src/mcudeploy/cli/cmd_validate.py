@@ -31,6 +31,7 @@ from ..runs.capture import note_validation
 from ..safe_io import check_output_path, write_text
 from ..validate.compare import check_models, default_range, integer_form, quantized_feeds, validate_models
 from ..validate.data import Samples, _read_file, load_labels, load_samples, parse_range, random_samples
+from ..validate.flash_tools import flash_line
 from ..validate.generated_code import (
     TARGETS,
     build_summary,
@@ -43,6 +44,7 @@ from ..validate.generated_code import (
 from ..validate.metrics import class_count
 from ..validate.plot import write_scatter
 from ..validate.report import to_json
+from ..validate.serial_run import is_serial
 from ..validate.thresholds import Thresholds
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
@@ -121,6 +123,8 @@ def _check_generated_code(args: argparse.Namespace, built: tuple, feeds: dict) -
     deployment, defaulted = built
     console = make_console()
     console.print(build_summary(deployment, args.on, defaulted))
+    if is_serial(args.on):
+        console.print(flash_line(), markup=False)
     check = check_generated_code(deployment, feeds, args.on, profile=args.per_layer_instructions)
     console.print(check.describe())
     if check.layer_instructions:
