@@ -7,9 +7,10 @@ import shutil
 import numpy as np
 import pytest
 
-from mcudeploy.errors import UsageError
+from mcudeploy.errors import DataError, UsageError
 from mcudeploy.ir import DType, QuantParams, Value
 from mcudeploy.preprocess import parse_preprocess, preprocess_frame
+from mcudeploy.preprocess.audio import audio_tables, preprocess_clip, read_wav
 from mcudeploy.preprocess.c_check import run_preprocess_c
 from mcudeploy.preprocess.emit import preprocess_files
 from mcudeploy.preprocess.spec import FORMATS
@@ -110,3 +111,82 @@ def test_qemu_320x240_rgb565_to_mobilenet_input_is_bit_exact(board):
     produced, instructions = run_preprocess_c(preprocess_files(spec, value), frame, board)
     assert produced == preprocess_frame(frame, spec, value).tobytes()
     assert instructions is not None and instructions > 128 * 128
+
+
+AUDIO = {"kind": "audio", "sample_rate": 16000, "samples": 16000, "frame_length": 640, "frame_step": 320,
+         "upper_hz": 4000.0}
+
+
+def _clip(seed=1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(16000) / 16000
+    tone = 6000 * np.sin(2 * np.pi * (300 + 1500 * t) * t) + rng.normal(0, 300, t.size)
+    return np.clip(tone, -32768, 32767).astype(np.int16)
+
+
+@pytest.mark.parametrize("dtype", [DType.INT8, DType.FLOAT32])
+def test_audio_c_on_host_is_bit_exact_with_python(dtype):
+    spec = parse_preprocess(AUDIO)
+    value = _input((1, 49, 10, 1), dtype, scale=0.1, zero_point=-60)
+    clip = _clip()
+    python = preprocess_clip(clip, spec, value)
+    assert python.shape == (1, 49, 10, 1)
+    produced, _ = run_preprocess_c(preprocess_files(spec, value), clip.astype("<i2").tobytes())
+    assert produced == python.tobytes()
+
+
+def test_audio_matches_float_log_mel_reference():
+    """ln(mel energy + 1) against float numpy (rfft / N, the same triangular filters), where the
+    energy is well above the integer grid."""
+    spec = parse_preprocess(AUDIO)
+    clip = _clip(2)
+    got = preprocess_clip(clip, spec, _input((1, 49, 10, 1), DType.FLOAT32))[0, :, :, 0]
+    tables = audio_tables(spec, _input((1, 49, 10, 1)))
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(640) / 640)
+    frames = np.stack([clip[i * 320:i * 320 + 640] * window for i in range(49)])
+    power = np.abs(np.fft.rfft(frames, 1024) / 1024) ** 2
+    weights = np.zeros((10, 513))
+    offset = 0
+    for band in range(10):
+        start, count = tables.mel_start[band], tables.mel_count[band]
+        weights[band, start:start + count] = tables.mel_weights[offset:offset + count] / 32768
+        offset += count
+    energy = power @ weights.T
+    strong = energy > 100
+    assert strong.mean() > 0.5
+    np.testing.assert_allclose(got[strong], np.log(energy[strong] + 1), atol=0.1)
+    loud = energy > 1e4
+    np.testing.assert_allclose(got[loud], np.log(energy[loud] + 1), atol=0.01)
+
+
+def test_wav_file_and_bad_audio_specs(tmp_path):
+    import wave
+    spec = parse_preprocess(AUDIO)
+    clip = _clip(3)
+    path = tmp_path / "clip.wav"
+    with wave.open(str(path), "wb") as handle:
+        handle.setnchannels(1), handle.setsampwidth(2), handle.setframerate(16000)
+        handle.writeframes(clip[:12000].astype("<i2").tobytes())
+    samples = read_wav(path, spec)
+    assert samples[:12000].tolist() == clip[:12000].tolist() and not samples[12000:].any()
+    with pytest.raises(DataError, match="16-bit mono at sample_rate = 8000"):
+        read_wav(path, parse_preprocess({**AUDIO, "sample_rate": 8000, "upper_hz": 4000.0}))
+    with pytest.raises(UsageError, match="49 frames x 10 mel bins = 490 values, but input 'image'"):
+        preprocess_clip(clip, spec, _input((1, 50, 10, 1)))
+    with pytest.raises(UsageError, match="power of two"):
+        parse_preprocess({**AUDIO, "fft_size": 1000})
+    with pytest.raises(UsageError, match="upper_hz"):
+        parse_preprocess({**AUDIO, "upper_hz": 9000.0})
+
+
+@pytest.mark.skipif(not HAVE_ARM, reason="arm-none-eabi-gcc / qemu-system-arm missing: tools/install_toolchain.sh")
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_qemu_1s_16khz_clip_to_dscnn_input_is_bit_exact(board):
+    from conftest import shared_model
+    from mcudeploy.driver import load_graph
+    value = load_graph(shared_model("mlperf_tiny/dscnn_kws_int8.tflite")).inputs[0]
+    spec = parse_preprocess(AUDIO)
+    clip = _clip(4)
+    produced, instructions = run_preprocess_c(preprocess_files(spec, value), clip.astype("<i2").tobytes(), board)
+    assert produced == preprocess_clip(clip, spec, value).tobytes()
+    assert instructions is not None and instructions > 49 * 1024

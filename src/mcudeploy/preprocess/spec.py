@@ -16,6 +16,22 @@ Keys (every one optional except ``format``, ``width`` and ``height``)::
     std = [0.229, 0.224, 0.225]
     offset = 0.0
 
+Audio (``kind = "audio"``): a 16-bit mono PCM clip -> a log-mel spectrogram
+(:mod:`mcudeploy.preprocess.audio`)::
+
+    [preprocess]
+    kind = "audio"
+    sample_rate = 16000
+    samples = 16000          # the clip: 1 s
+    frame_length = 640       # 40 ms Hann window
+    frame_step = 320         # 20 ms: 1 + (16000 - 640) // 320 = 49 frames
+    fft_size = 1024          # a power of two >= frame_length (default: the smallest)
+    mel_bins = 10            # default: the model input's last dimension
+    lower_hz = 20.0
+    upper_hz = 4000.0
+    scale = 1.0              # x = ln(mel_energy + 1) * scale + offset
+    offset = 0.0
+
 The model input must be an image tensor (rank 4, NHWC or NCHW) with 1 or 3 channels; a
 mismatch (channels, a crop outside the frame, ``std = 0``, a float range that the input's
 quantization clips entirely) is a :class:`~mcudeploy.errors.UsageError` naming the key.
@@ -34,7 +50,9 @@ RESIZE_METHODS = ("nearest", "bilinear")
 CHANNEL_ORDERS = ("RGB", "BGR")
 MAX_FRAME_SIDE = 8192
 PREPROCESS_SECTION = "preprocess"   # of a project file and of a --config file
-KEYS = ("format", "width", "height", "crop", "resize", "channel_order", "scale", "mean", "std", "offset")
+AUDIO_KEYS = ("kind", "sample_rate", "samples", "frame_length", "frame_step", "fft_size", "mel_bins", "lower_hz",
+              "upper_hz", "scale", "offset")
+KEYS = ("kind", "format", "width", "height", "crop", "resize", "channel_order", "scale", "mean", "std", "offset")
 
 
 @dataclass(frozen=True)
@@ -55,10 +73,33 @@ class ImagePreprocess:
         return self.width * self.height * FORMATS[self.format]
 
 
-def _integer(table: dict, key: str, where: str, default: int | None = None, low: int = 1) -> int:
+@dataclass(frozen=True)
+class AudioPreprocess:
+    sample_rate: int
+    samples: int
+    frame_length: int
+    frame_step: int
+    fft_size: int
+    mel_bins: int | None
+    lower_hz: float
+    upper_hz: float
+    scale: float = 1.0
+    offset: float = 0.0
+
+    @property
+    def frames(self) -> int:
+        return 1 + (self.samples - self.frame_length) // self.frame_step
+
+    @property
+    def clip_bytes(self) -> int:
+        return 2 * self.samples
+
+
+def _integer(table: dict, key: str, where: str, default: int | None = None, low: int = 1,
+             high: int = MAX_FRAME_SIDE) -> int:
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_FRAME_SIDE:
-        raise UsageError(f"{where} {key} = {value!r}: give a whole number in [{low}, {MAX_FRAME_SIDE}]")
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{where} {key} = {value!r}: give a whole number in [{low}, {high}]")
     return value
 
 
@@ -90,10 +131,36 @@ def _crop(table: dict, where: str, width: int, height: int) -> tuple[int, int, i
     return x, y, crop_width, crop_height
 
 
-def parse_preprocess(table: Any, where: str = "[preprocess]") -> ImagePreprocess:
+def _audio(table: dict, where: str) -> AudioPreprocess:
+    for key in table:
+        if key not in AUDIO_KEYS:
+            raise UsageError(f"{where}: unknown key {key!r} for kind = \"audio\"; known keys are "
+                             f"{', '.join(AUDIO_KEYS)}" + did_you_mean(key, AUDIO_KEYS))
+    rate = _integer(table, "sample_rate", where, 16000, 1000, 192000)
+    samples = _integer(table, "samples", where, rate, 16, 1 << 22)
+    length = _integer(table, "frame_length", where, rate // 25, 16, min(samples, 8192))
+    step = _integer(table, "frame_step", where, length // 2, 1, 8192)
+    fft = _integer(table, "fft_size", where, 1 << (length - 1).bit_length(), length, 8192)
+    if fft & (fft - 1):
+        raise UsageError(f"{where} fft_size = {fft}: give a power of two >= frame_length ({length})")
+    mel = table.get("mel_bins")
+    mel = None if mel is None else _integer(table, "mel_bins", where, None, 1, fft // 2)
+    lower = _floats(table, "lower_hz", where, (20.0,))[0]
+    upper = _floats(table, "upper_hz", where, (rate / 2,))[0]
+    if not 0 <= lower < upper <= rate / 2:
+        raise UsageError(f"{where} lower_hz = {lower:g}, upper_hz = {upper:g}: need 0 <= lower < upper <= "
+                         f"sample_rate / 2 ({rate / 2:g})")
+    return AudioPreprocess(rate, samples, length, step, fft, mel, lower, upper,
+                           _floats(table, "scale", where, (1.0,))[0], _floats(table, "offset", where, (0.0,))[0])
+
+
+def parse_preprocess(table: Any, where: str = "[preprocess]") -> ImagePreprocess | AudioPreprocess:
     """The checked spec of a ``[preprocess]`` table (module docstring)."""
     if not isinstance(table, dict):
         raise UsageError(f"{where} must be a table of keys, got {table!r}")
+    kind = _choice(table, "kind", where, ("image", "audio"), "image")
+    if kind == "audio":
+        return _audio(table, where)
     for key in table:
         if key not in KEYS:
             raise UsageError(f"{where}: unknown key {key!r}; known keys are {', '.join(KEYS)}"
@@ -110,7 +177,7 @@ def parse_preprocess(table: Any, where: str = "[preprocess]") -> ImagePreprocess
                            _floats(table, "mean", where, (0.0,)), std, _floats(table, "offset", where, (0.0,))[0])
 
 
-def preprocess_from_file(path: str | Path) -> ImagePreprocess | None:
+def preprocess_from_file(path: str | Path) -> ImagePreprocess | AudioPreprocess | None:
     """The ``[preprocess]`` of a project / ``--config`` TOML file, or None when it has none."""
     document = read_toml(Path(path), "--config")
     if PREPROCESS_SECTION not in document:
