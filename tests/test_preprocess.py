@@ -190,3 +190,40 @@ def test_qemu_1s_16khz_clip_to_dscnn_input_is_bit_exact(board):
     produced, instructions = run_preprocess_c(preprocess_files(spec, value), clip.astype("<i2").tobytes(), board)
     assert produced == preprocess_clip(clip, spec, value).tobytes()
     assert instructions is not None and instructions > 49 * 1024
+
+
+@pytest.mark.slow
+def test_validate_and_quantize_take_a_folder_through_preprocess(tmp_path, capsys):
+    """The PC's samples are the board's tensors: validate --data FOLDER --preprocess feeds the
+    generated code exactly what preprocess_frame makes of each image file."""
+    from PIL import Image
+
+    from conftest import shared_model
+    from mcudeploy.cli.main import main
+    from mcudeploy.driver import load_graph
+    from mcudeploy.preprocess.dataset import folder_arrays
+    model = shared_model("mlperf_tiny/resnet8_int8.tflite")
+    config = tmp_path / "pre.toml"
+    config.write_text('[preprocess]\nformat = "rgb888"\nwidth = 64\nheight = 48\ncrop = [8, 0, 48, 48]\n'
+                      'resize = "bilinear"\n')
+    folder = tmp_path / "images"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for index in range(2):
+        Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)).save(folder / f"{index}.png")
+    graph = load_graph(model)
+    arrays = folder_arrays(graph, folder, parse_preprocess({"format": "rgb888", "width": 64, "height": 48,
+                                                            "crop": [8, 0, 48, 48]}))
+    first = np.asarray(Image.open(folder / "0.png"))
+    spec = parse_preprocess({"format": "rgb888", "width": 64, "height": 48, "crop": [8, 0, 48, 48]})
+    assert arrays[graph.inputs[0].name][0].tobytes() == preprocess_frame(first, spec, graph.inputs[0]).tobytes()
+    code = main(["validate", str(model), "--on", "host", "--data", str(folder), "--preprocess", str(config)])
+    assert code == 0 and "bit-exact against the integer reference (2 samples)" in capsys.readouterr().out
+    assert main(["validate", str(model), "--on", "host", "--data", str(folder / "0.png"),
+                 "--preprocess", str(config)]) == 2
+    from mcudeploy.quantize.calibration import load_calibration
+    float_graph = load_graph(shared_model("mlperf_tiny/resnet8_float.tflite"))
+    samples = load_calibration(folder, float_graph, preprocessing=spec)
+    expected = preprocess_frame(first, spec, float_graph.inputs[0])
+    assert len(samples) == 2 and expected.dtype == np.float32
+    np.testing.assert_array_equal(samples[0][float_graph.inputs[0].name], expected)

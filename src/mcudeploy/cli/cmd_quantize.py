@@ -18,6 +18,7 @@ from ..exporters.onnx_qdq import export_onnx_qdq
 from ..exporters.tflite_writer import export_tflite
 from ..importers import load_model
 from ..quantize.apply import WEIGHT_GRANULARITIES
+from ..preprocess.spec import preprocess_from_file
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
 from ..quantize.quantizer import QuantizationConfig, quantize_model
@@ -84,6 +85,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     images.add_argument("--bgr", action="store_true", help="feed channels as BGR (default: RGB)")
     images.add_argument("--layout", choices=("NCHW", "NHWC"),
                         help="layout of the image input (default: the input's, else NCHW)")
+    images.add_argument("--preprocess", type=Path, metavar="FILE.toml",
+                        help="the [preprocess] of a project / --config file: a folder of images or WAV files "
+                             "goes through the pipeline the generated preprocess.c runs (docs/preprocess.md)")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -126,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
                                 fallback=args.fallback, tflite_rounding=_writes_tflite(args))
     preprocessing = ImagePreprocessing(args.image_scale, args.mean, args.std,
                                        "BGR" if args.bgr else "RGB", args.layout)
+    if args.preprocess is not None:
+        preprocessing = preprocess_from_file(args.preprocess)
+        if preprocessing is None:
+            raise UsageError(f"--preprocess {args.preprocess}: the file has no [preprocess] section")
     outcome = quantize_model(graph, args.calib, config, preprocessing=preprocessing)
     note_quantization(outcome.report)
     if _writes_tflite(args):
