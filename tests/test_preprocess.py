@@ -201,7 +201,7 @@ def test_validate_and_quantize_take_a_folder_through_preprocess(tmp_path, capsys
     from conftest import shared_model
     from mcudeploy.cli.main import main
     from mcudeploy.driver import load_graph
-    from mcudeploy.preprocess.dataset import folder_arrays
+    from mcudeploy.preprocess.dataset import folder_arrays, samples_of
     model = shared_model("mlperf_tiny/resnet8_int8.tflite")
     config = tmp_path / "pre.toml"
     config.write_text('[preprocess]\nformat = "rgb888"\nwidth = 64\nheight = 48\ncrop = [8, 0, 48, 48]\n'
@@ -221,9 +221,11 @@ def test_validate_and_quantize_take_a_folder_through_preprocess(tmp_path, capsys
     assert code == 0 and "bit-exact against the integer reference (2 samples)" in capsys.readouterr().out
     assert main(["validate", str(model), "--on", "host", "--data", str(folder / "0.png"),
                  "--preprocess", str(config)]) == 2
-    from mcudeploy.quantize.calibration import load_calibration
-    float_graph = load_graph(shared_model("mlperf_tiny/resnet8_float.tflite"))
-    samples = load_calibration(folder, float_graph, preprocessing=spec)
+    float_model = shared_model("mlperf_tiny/resnet8_float.tflite")
+    float_graph = load_graph(float_model)
+    samples = samples_of(folder_arrays(float_graph, folder, spec))
     expected = preprocess_frame(first, spec, float_graph.inputs[0])
     assert len(samples) == 2 and expected.dtype == np.float32
     np.testing.assert_array_equal(samples[0][float_graph.inputs[0].name], expected)
+    assert main(["quantize", str(float_model), "--calib", str(folder), "--preprocess", str(config),
+                 "-o", str(tmp_path / "q.tflite")]) == 0

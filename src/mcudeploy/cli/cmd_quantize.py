@@ -18,6 +18,7 @@ from ..exporters.onnx_qdq import export_onnx_qdq
 from ..exporters.tflite_writer import export_tflite
 from ..importers import load_model
 from ..quantize.apply import WEIGHT_GRANULARITIES
+from ..preprocess.dataset import folder_arrays, samples_of
 from ..preprocess.spec import preprocess_from_file
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
@@ -113,6 +114,16 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"--report {args.report}: is also the -o file; give two names")
 
 
+def _preprocessed(args: argparse.Namespace, graph) -> list[dict]:
+    """``--calib FOLDER --preprocess FILE``: the samples the board's preprocessing makes."""
+    spec = preprocess_from_file(args.preprocess)
+    if spec is None:
+        raise UsageError(f"--preprocess {args.preprocess}: the file has no [preprocess] section")
+    if not args.calib.is_dir():
+        raise UsageError(f"--calib {args.calib} with --preprocess: give a folder of images or WAV files")
+    return samples_of(folder_arrays(graph, args.calib, spec))
+
+
 def _writes_tflite(args: argparse.Namespace) -> bool:
     return args.output.suffix.lower() == ".tflite"
 
@@ -130,11 +141,8 @@ def run(args: argparse.Namespace) -> int:
                                 fallback=args.fallback, tflite_rounding=_writes_tflite(args))
     preprocessing = ImagePreprocessing(args.image_scale, args.mean, args.std,
                                        "BGR" if args.bgr else "RGB", args.layout)
-    if args.preprocess is not None:
-        preprocessing = preprocess_from_file(args.preprocess)
-        if preprocessing is None:
-            raise UsageError(f"--preprocess {args.preprocess}: the file has no [preprocess] section")
-    outcome = quantize_model(graph, args.calib, config, preprocessing=preprocessing)
+    calibration = args.calib if args.preprocess is None else _preprocessed(args, graph)
+    outcome = quantize_model(graph, calibration, config, preprocessing=preprocessing)
     note_quantization(outcome.report)
     if _writes_tflite(args):
         export_tflite(outcome.graph, args.output)

@@ -62,3 +62,9 @@ def folder_arrays(graph: Graph, folder: Path, spec: ImagePreprocess | AudioPrepr
             frame, frame_spec = _image_frame(path, spec)
             samples.append(preprocess_frame(frame, frame_spec, value))
     return {value.name: np.stack(samples)}
+
+
+def samples_of(arrays: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """``{name: (N, ...)}`` -> ``N`` samples ``{name: (...)}`` (what ``quantize`` calibrates on)."""
+    count = len(next(iter(arrays.values())))
+    return [{name: array[index] for name, array in arrays.items()} for index in range(count)]

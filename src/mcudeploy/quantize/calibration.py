@@ -172,19 +172,12 @@ def check_calibration_graph(graph: Graph) -> None:
 
 def load_calibration(source: Any, graph: Graph, *,
                      preprocessing: ImagePreprocessing | None = None) -> list[Sample]:
-    """Checked calibration samples for ``graph`` from a path or a Python iterable.
-    ``preprocessing`` may also be a ``[preprocess]`` spec (:mod:`mcudeploy.preprocess`) for a
-    folder of images or WAV files."""
+    """Checked calibration samples for ``graph`` from a path or a Python iterable."""
     check_calibration_graph(graph)
     if isinstance(source, (str, Path)):
         path = Path(source)
         origin = str(path)
-        if path.is_dir() and preprocessing is not None and not isinstance(preprocessing, ImagePreprocessing):
-            from ..preprocess.dataset import folder_arrays   # [preprocess]: the board's own pipeline
-            arrays = folder_arrays(graph, path, preprocessing)
-            samples = [{name: array[index] for name, array in arrays.items()}
-                       for index in range(len(next(iter(arrays.values()))))]
-        elif path.is_dir():
+        if path.is_dir():
             samples = _from_images(graph, path, preprocessing or ImagePreprocessing())
         elif not path.exists():
             raise UsageError(f"calibration data {path} does not exist")
