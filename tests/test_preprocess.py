@@ -110,7 +110,7 @@ def test_qemu_320x240_rgb565_to_mobilenet_input_is_bit_exact(board):
     frame = _frame(spec, 7)
     produced, instructions = run_preprocess_c(preprocess_files(spec, value), frame, board)
     assert produced == preprocess_frame(frame, spec, value).tobytes()
-    assert instructions is not None and instructions > 128 * 128
+    assert instructions is not None and 128 * 128 * 3 < instructions < 50_000_000
 
 
 AUDIO = {"kind": "audio", "sample_rate": 16000, "samples": 16000, "frame_length": 640, "frame_step": 320,
@@ -189,7 +189,7 @@ def test_qemu_1s_16khz_clip_to_dscnn_input_is_bit_exact(board):
     clip = _clip(4)
     produced, instructions = run_preprocess_c(preprocess_files(spec, value), clip.astype("<i2").tobytes(), board)
     assert produced == preprocess_clip(clip, spec, value).tobytes()
-    assert instructions is not None and instructions > 49 * 1024
+    assert instructions is not None and 49 * 1024 * 10 < instructions < 200_000_000
 
 
 @pytest.mark.slow

@@ -116,6 +116,7 @@ def _build_files(model: str, runtime_sources: list[str], test_vectors: bool,
              "main.c": render("main.c.j2", context),
              "harness_main.c": (TEMPLATES / "harness_main.c").read_text(),
              "harness_serial.c": (TEMPLATES / "harness_serial.c").read_text(),
+             "networkConfig.cmake": (TEMPLATES / "networkConfig.cmake").read_text(),
              "boards/uart_cmsdk.c": (TEMPLATES / "boards" / "uart_cmsdk.c").read_text(),
              "boards/startup_cortex_m.c": (TEMPLATES / "boards" / "startup_cortex_m.c").read_text(),
              "boards/arm-none-eabi.cmake": render("boards/arm-none-eabi.cmake.j2", context)}
