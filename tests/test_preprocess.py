@@ -229,3 +229,25 @@ def test_validate_and_quantize_take_a_folder_through_preprocess(tmp_path, capsys
     np.testing.assert_array_equal(samples[0][float_graph.inputs[0].name], expected)
     assert main(["quantize", str(float_model), "--calib", str(folder), "--preprocess", str(config),
                  "-o", str(tmp_path / "q.tflite")]) == 0
+
+
+@pytest.mark.slow
+def test_generate_writes_preprocess_from_config_and_project_checks_it(tmp_path, capsys):
+    from conftest import shared_model
+    from mcudeploy.cli.main import main
+    from mcudeploy.workflow.project import load_project
+    model = shared_model("tflite_micro/person_detect_int8.tflite")
+    config = tmp_path / "cfg.toml"
+    config.write_text('[preprocess]\nformat = "yuv422"\nwidth = 160\nheight = 120\nresize = "nearest"\n'
+                      'scale = 1.0\noffset = -128.0\n')
+    assert main(["generate", str(model), "--config", str(config), "-o", str(tmp_path / "out")]) == 0
+    header = (tmp_path / "out" / "preprocess.h").read_text()
+    assert "#define PREPROCESS_FRAME_BYTES 38400" in header and (tmp_path / "out" / "preprocess.c").exists()
+    config.write_text('[preprocess]\nformat = "yuv422"\nwidth = 160\nheight = 120\nresise = "nearest"\n')
+    assert main(["generate", str(model), "--config", str(config), "-o", str(tmp_path / "out2")]) == 2
+    assert "unknown key 'resise'" in capsys.readouterr().err
+    project = tmp_path / "mcudeploy.toml"
+    project.write_text(f'[project]\nmodel = "{model}"\n[preprocess]\nformat = "rgb888"\nwidth = 8\nheight = 8\n'
+                       'std = [0.0]\n')
+    with pytest.raises(UsageError, match=r"\[preprocess\] std = \[0.0\]: a standard deviation must be non-zero"):
+        load_project(project)
