@@ -12,7 +12,6 @@ import subprocess
 import time
 import zlib
 
-import numpy as np
 import pytest
 
 from conftest import shared_model

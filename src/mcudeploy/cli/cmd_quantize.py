@@ -17,9 +17,9 @@ from ..errors import UsageError
 from ..exporters.onnx_qdq import export_onnx_qdq
 from ..exporters.tflite_writer import export_tflite
 from ..importers import load_model
-from ..quantize.apply import WEIGHT_GRANULARITIES
 from ..preprocess.dataset import folder_arrays, samples_of
 from ..preprocess.spec import preprocess_from_file
+from ..quantize.apply import WEIGHT_GRANULARITIES
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
 from ..quantize.quantizer import QuantizationConfig, quantize_model

@@ -75,6 +75,7 @@ def _filters(spec: AudioPreprocess, mel_bins: int):
 
 
 def _requantize(spec: AudioPreprocess, value: Value) -> tuple[int, int, int]:
+    assert value.quant is not None   # checked by audio_tables
     scale = float(np.asarray(value.quant.scale).reshape(-1)[0])
     zero_point = int(np.asarray(value.quant.zero_point).reshape(-1)[0])
     slope = math.log(2.0) * spec.scale / (65536.0 * scale)
@@ -103,8 +104,9 @@ def audio_tables(spec: AudioPreprocess, value: Value) -> AudioTables:
     reverse = np.array([int(format(i, f"0{bits}b")[::-1], 2) for i in range(size)])
     log2_table = np.round(65536 * np.log2(1 + np.arange(256) / 256)).astype(np.int64)
     multiplier, shift, bias = _requantize(spec, value) if value.dtype.is_integer else (0, 0, 0)
-    return AudioTables(mel_bins, window, twiddle_re, twiddle_im, reverse, *_filters(spec, mel_bins), log2_table,
-                       multiplier, shift, bias, np.float32(math.log(2.0) * spec.scale / 65536.0),
+    mel_start, mel_count, mel_weights = _filters(spec, mel_bins)
+    return AudioTables(mel_bins, window, twiddle_re, twiddle_im, reverse, mel_start, mel_count, mel_weights,
+                       log2_table, multiplier, shift, bias, np.float32(math.log(2.0) * spec.scale / 65536.0),
                        np.dtype(value.dtype.numpy))
 
 
@@ -171,6 +173,7 @@ def read_wav(path, spec: AudioPreprocess) -> np.ndarray:
     """The int16 samples of a 16-bit mono WAV file at the spec's sample rate: the first
     ``samples`` of them, zero-padded when the file is shorter; anything else is a DataError."""
     import wave
+
     from ..errors import DataError
     try:
         with wave.open(str(path), "rb") as handle:

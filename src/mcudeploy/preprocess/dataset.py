@@ -49,14 +49,13 @@ def folder_arrays(graph: Graph, folder: Path, spec: ImagePreprocess | AudioPrepr
     if len(graph.inputs) != 1:
         raise UsageError(f"{folder}: [preprocess] feeds single-input models; this one has {len(graph.inputs)}")
     value = graph.inputs[0]
-    audio = isinstance(spec, AudioPreprocess)
-    suffixes = (".wav",) if audio else IMAGE_SUFFIXES
+    suffixes = (".wav",) if isinstance(spec, AudioPreprocess) else IMAGE_SUFFIXES
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in suffixes and p.is_file())[:MAX_FILES]
     if not files:
         raise DataError(f"{folder}: no {' / '.join(suffixes)} files in this folder for [preprocess]")
     samples = []
     for path in files:
-        if audio:
+        if isinstance(spec, AudioPreprocess):
             samples.append(preprocess_clip(read_wav(path, spec), spec, value))
         else:
             frame, frame_spec = _image_frame(path, spec)

@@ -21,7 +21,7 @@ def audio_files(spec: AudioPreprocess, value: Value) -> dict[str, str]:
     context = {**spec.__dict__, "frames": spec.frames, "mel_bins": tables.mel_bins, "input_name": value.name,
                "c_type": c_type(tables.dtype), "input_bytes": int(np.prod(value.shape)) * tables.dtype.itemsize,
                "weight_count": int(tables.mel_weights.size), "is_float": tables.dtype.kind == "f",
-               "float_scale": c_float(tables.float_scale), "float_offset": c_float(spec.offset),
+               "float_scale": c_float(float(tables.float_scale)), "float_offset": c_float(spec.offset),
                "multiplier": c_int(tables.multiplier, 64), "bias": c_int(tables.bias, 64), "shift": tables.shift,
                "rounding": c_int(1 << max(tables.shift - 1, 0), 64)}
     if tables.dtype.kind != "f":

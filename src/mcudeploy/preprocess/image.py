@@ -94,6 +94,7 @@ def value_table(value: Value, spec: ImagePreprocess, channels: int) -> np.ndarra
     real = (pixels[None, :] * spec.scale - mean[:, None]) / std[:, None] + spec.offset
     if not value.dtype.is_integer:
         return real.astype(value.dtype.numpy)
+    assert value.quant is not None   # checked by input_geometry
     scale = float(np.asarray(value.quant.scale).reshape(-1)[0])
     zero_point = int(np.asarray(value.quant.zero_point).reshape(-1)[0])
     info = np.iinfo(value.dtype.numpy)

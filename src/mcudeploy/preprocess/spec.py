@@ -117,7 +117,7 @@ def _choice(table: dict, key: str, where: str, choices, default: str | None) -> 
     if value not in choices:
         raise UsageError(f"{where} {key} = {value!r}: choose one of {', '.join(choices)}"
                          + (did_you_mean(str(value), choices) if isinstance(value, str) else ""))
-    return value
+    return str(value)
 
 
 def _crop(table: dict, where: str, width: int, height: int) -> tuple[int, int, int, int]:

@@ -116,8 +116,9 @@ class SerialLink:
     def hello(self) -> BoardInfo:
         """The board's sizes (a BOOT frame before INFO is the start-up one, skipped)."""
         data = self.request(HELLO, b"", INFO, "during HELLO")
-        values = struct.unpack("<7I", data[:28])
-        return BoardInfo(*values[:6], TIMERS.get(values[6], f"timer {values[6]}"))
+        version, inputs, outputs, input_bytes, output_bytes, layers, timer = struct.unpack("<7I", data[:28])
+        return BoardInfo(version, inputs, outputs, input_bytes, output_bytes, layers,
+                         TIMERS.get(timer, f"timer {timer}"))
 
     def run(self, inputs: bytes, during: str) -> Result:
         data = self.request(RUN, inputs, RESULT, during)

@@ -26,7 +26,7 @@ SLOWEST_MACC_PER_SECOND = 5e6
 
 
 def is_serial(on: str | None) -> bool:
-    return bool(on) and on.startswith(PREFIX)
+    return on is not None and on.startswith(PREFIX)
 
 
 def sample_bytes(graph, feeds: dict[str, np.ndarray], index: int) -> bytes:

@@ -29,8 +29,8 @@ from typing import Any
 from ..errors import UnsafePathError, UsageError, did_you_mean
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
-from ..text_inputs import check_readable, parse_toml, read_text
 from ..preprocess.spec import PREPROCESS_SECTION, parse_preprocess
+from ..text_inputs import check_readable, parse_toml, read_text
 from .project_keys import DEPLOYMENT_SECTION, SECTIONS, ProjectKey
 
 PROJECT_FILE = "mcudeploy.toml"
