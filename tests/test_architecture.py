@@ -40,7 +40,7 @@ STAGES: list[set[str]] = [
     {"estimate"},
     {"driver"},
     {"lint", "search"},
-    {"codegen"},
+    {"codegen", "preprocess"},                                 # preprocess: its C goes through codegen's literals
     {"validate"},
     {"runs"},
     {"report", "doctor", "sweep"},

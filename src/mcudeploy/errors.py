@@ -82,3 +82,10 @@ class ValidationFailed(McuDeployError):
     (cosine, top-1 / top-5 agreement, accuracy drop). The report says which and by how much."""
 
     exit_code = 9
+
+
+class BoardLinkError(McuDeployError):
+    """``validate --on serial:PORT``: the port cannot be opened (missing, busy), the board does
+    not answer in time, a frame arrives corrupted, or the board resets during the session."""
+
+    exit_code = 10

@@ -29,6 +29,7 @@ EXTRAS = {
     "sweep": ("distributed", "dask[distributed]"),
     "images": ("PIL", "pillow"),
     "keras": ("h5py", "h5py"),
+    "board": ("serial", "pyserial"),
 }
 
 

@@ -323,6 +323,8 @@ def parse_options(document: dict[str, Any], source: str,
     """Options from a parsed TOML document (module docstring), over ``base``."""
     values: dict[str, Any] = {}
     for section, table in document.items():
+        if section == "preprocess":   # not a deployment option: mcudeploy.preprocess.spec reads it
+            continue
         if section not in SECTIONS:
             raise UsageError(f"{source}: unknown section [{section}]; known sections are "
                              f"{', '.join(f'[{s}]' for s in SECTIONS)}")

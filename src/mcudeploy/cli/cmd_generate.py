@@ -5,7 +5,7 @@ input is quantized with the input's scale and zero point, ``q = clamp(round_half
 scale) + zero_point)``; the expected outputs come from the integer reference executor),
 ``--trustzone`` (secure entry, secure and non-secure images for ``make BOARD=mps3-an547
 TRUSTZONE=1``: :mod:`mcudeploy.codegen.trustzone`), ``--api st-ai|legacy`` and ``--name``
-(ST's client APIs over the network: :mod:`mcudeploy.codegen.client_api`), ``--force`` (write into a folder holding
+(ST's client APIs over the network: :mod:`mcudeploy.codegen.client_api`), ``[preprocess]`` in the ``--config`` file (``preprocess.c/.h``: :mod:`mcudeploy.preprocess`), ``--force`` (write into a folder holding
 other files; they are kept), ``--size-report`` (Flash / RAM per module, built for
 ``--core``; needs arm-none-eabi-gcc). Exit codes: see :mod:`mcudeploy.errors`.
 """
@@ -25,6 +25,8 @@ from ..driver import deploy, partition_deployment
 from ..errors import UsageError
 from ..estimate.render import latency_lines
 from ..mapping import CPU, NPU
+from ..preprocess.emit import add_preprocess_files
+from ..preprocess.spec import preprocess_from_file
 from ..progress import phase
 from ..reference.float_kernels.quant import quantize
 from ..reference.int_executor import run_int
@@ -115,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     with phase(f"writing the C code into {args.output}"):
         files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone,
                                                           api=args.api, name=args.name))
+        files = add_preprocess_files(files, preprocess_from_file(args.config) if args.config else None, graph)
         written = write_project(files, args.output, force=args.force)
     note_generation(written)
     console = make_console()

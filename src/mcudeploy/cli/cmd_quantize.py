@@ -17,6 +17,8 @@ from ..errors import UsageError
 from ..exporters.onnx_qdq import export_onnx_qdq
 from ..exporters.tflite_writer import export_tflite
 from ..importers import load_model
+from ..preprocess.dataset import folder_arrays, samples_of
+from ..preprocess.spec import preprocess_from_file
 from ..quantize.apply import WEIGHT_GRANULARITIES
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
@@ -84,6 +86,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     images.add_argument("--bgr", action="store_true", help="feed channels as BGR (default: RGB)")
     images.add_argument("--layout", choices=("NCHW", "NHWC"),
                         help="layout of the image input (default: the input's, else NCHW)")
+    images.add_argument("--preprocess", type=Path, metavar="FILE.toml",
+                        help="the [preprocess] of a project / --config file: a folder of images or WAV files "
+                             "goes through the pipeline the generated preprocess.c runs (docs/preprocess.md)")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -109,6 +114,16 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"--report {args.report}: is also the -o file; give two names")
 
 
+def _preprocessed(args: argparse.Namespace, graph) -> list[dict]:
+    """``--calib FOLDER --preprocess FILE``: the samples the board's preprocessing makes."""
+    spec = preprocess_from_file(args.preprocess)
+    if spec is None:
+        raise UsageError(f"--preprocess {args.preprocess}: the file has no [preprocess] section")
+    if not args.calib.is_dir():
+        raise UsageError(f"--calib {args.calib} with --preprocess: give a folder of images or WAV files")
+    return samples_of(folder_arrays(graph, args.calib, spec))
+
+
 def _writes_tflite(args: argparse.Namespace) -> bool:
     return args.output.suffix.lower() == ".tflite"
 
@@ -126,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
                                 fallback=args.fallback, tflite_rounding=_writes_tflite(args))
     preprocessing = ImagePreprocessing(args.image_scale, args.mean, args.std,
                                        "BGR" if args.bgr else "RGB", args.layout)
-    outcome = quantize_model(graph, args.calib, config, preprocessing=preprocessing)
+    calibration = args.calib if args.preprocess is None else _preprocessed(args, graph)
+    outcome = quantize_model(graph, calibration, config, preprocessing=preprocessing)
     note_quantization(outcome.report)
     if _writes_tflite(args):
         export_tflite(outcome.graph, args.output)

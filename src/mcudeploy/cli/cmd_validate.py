@@ -25,16 +25,28 @@ import numpy as np
 from ..driver import deploy, load_graph
 from ..errors import UsageError, ValidationFailed
 from ..ir import precision
+from ..preprocess.dataset import folder_arrays
+from ..preprocess.spec import preprocess_from_file
 from ..report.console import make_console
 from ..report.validation_render import print_report
 from ..runs.capture import note_validation
 from ..safe_io import check_output_path, write_text
 from ..validate.compare import check_models, default_range, integer_form, quantized_feeds, validate_models
-from ..validate.data import Samples, _read_file, load_labels, load_samples, parse_range, random_samples
+from ..validate.data import (
+    Samples,
+    _read_file,
+    check_arrays,
+    load_labels,
+    load_samples,
+    parse_range,
+    random_samples,
+)
+from ..validate.flash_tools import flash_line
 from ..validate.generated_code import (
     TARGETS,
     build_summary,
     check_generated_code,
+    code_target,
     integer_samples,
     options_for_run,
     random_integer_feeds,
@@ -42,6 +54,7 @@ from ..validate.generated_code import (
 from ..validate.metrics import class_count
 from ..validate.plot import write_scatter
 from ..validate.report import to_json
+from ..validate.serial_run import is_serial
 from ..validate.thresholds import Thresholds
 from .cmd_analyze import add_model_arguments, input_shapes_from
 from .deployment_args import add_deployment_arguments, deployment_options
@@ -69,11 +82,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare every layer and name the first where the error jumps")
     parser.add_argument("--plot", type=Path, metavar="OUT.png", help="scatter plot of the outputs")
     parser.add_argument("--json", metavar="OUT.json", help="write the report as JSON ('-' = stdout)")
-    parser.add_argument("--on", choices=TARGETS,
-                        help="also generate the C code, run it on the host or a QEMU Cortex-M board and "
-                             "check it bit-exactly against the integer reference (full-integer models)")
+    parser.add_argument("--on", type=code_target, metavar="|".join(TARGETS),
+                        help="also generate the C code, run it on the host or a QEMU Cortex-M board, or on a "
+                             "board running the serial firmware (serial:/dev/ttyACM0, serial:socket://HOST:PORT; "
+                             "docs/serial-protocol.md), and check it bit-exactly against the integer reference "
+                             "(full-integer models)")
+    parser.add_argument("--preprocess", type=Path, metavar="FILE.toml",
+                        help="the [preprocess] of a project / --config file: --data FOLDER of images or WAV "
+                             "files goes through the pipeline the generated preprocess.c runs")
     parser.add_argument("--per-layer-instructions", action="store_true",
-                        help="with --on qemu-*: also count instructions per layer")
+                        help="with --on qemu-*: also count instructions per layer (serial: cycles per layer, "
+                             "firmware built with make serial PROFILE=1)")
     add_deployment_arguments(parser)
     defaults = Thresholds()
     for name, help_text in (("cosine-min", "minimum cosine similarity"),
@@ -95,7 +114,7 @@ def _samples(args: argparse.Namespace, float_graph, quantized_graph) -> tuple[Sa
     elif args.range:
         raise UsageError("--range applies to random inputs; it cannot be combined with --data")
     else:
-        samples = load_samples(args.data, float_graph)
+        samples = _folder_or_file(args, float_graph)
     labels = None
     if args.labels is not None:
         classes = next((class_count(v.shape) for v in float_graph.outputs if class_count(v.shape)), None)
@@ -104,6 +123,19 @@ def _samples(args: argparse.Namespace, float_graph, quantized_graph) -> tuple[Sa
         samples = samples.head(args.samples)
         labels = None if labels is None else labels[:args.samples]
     return samples, labels
+
+
+def _folder_or_file(args: argparse.Namespace, graph) -> Samples:
+    """``--data``: a .npz / .npy, or with ``--preprocess`` a folder of images / WAV files run
+    through the board's own preprocessing (:mod:`mcudeploy.preprocess.dataset`)."""
+    if args.preprocess is None:
+        return load_samples(args.data, graph)
+    spec = preprocess_from_file(args.preprocess)
+    if spec is None:
+        raise UsageError(f"--preprocess {args.preprocess}: the file has no [preprocess] section")
+    if not args.data.is_dir():
+        raise UsageError(f"--data {args.data} with --preprocess: give a folder of images or WAV files")
+    return check_arrays(graph, folder_arrays(graph, args.data, spec), str(args.data))
 
 
 def _thresholds(args: argparse.Namespace) -> Thresholds:
@@ -117,12 +149,14 @@ def _check_generated_code(args: argparse.Namespace, built: tuple, feeds: dict) -
     deployment, defaulted = built
     console = make_console()
     console.print(build_summary(deployment, args.on, defaulted))
+    if is_serial(args.on):
+        console.print(flash_line(), markup=False)
     check = check_generated_code(deployment, feeds, args.on, profile=args.per_layer_instructions)
     console.print(check.describe())
     if check.layer_instructions:
         names = [n for n in deployment.plan.order if n not in deployment.plan.elided_nodes]
         for name, count in zip(names, check.layer_instructions[0]):
-            console.print(f"  {name}: {count} instructions")
+            console.print(f"  {name}: {count} {'cycles' if check.cycles else 'instructions'}")
     if not check.bit_exact:
         raise ValidationFailed(check.describe())
 
@@ -149,7 +183,10 @@ def _validate_code_only(args: argparse.Namespace) -> int:
                          "whose code --on checks")
     built = _deployment_for_code(args, args.model, source)
     graph = built[0].graph
-    if args.data is not None:
+    if args.data is not None and args.preprocess is not None:
+        samples = _folder_or_file(args, graph)
+        feeds = samples.head(args.samples).arrays if args.samples else samples.arrays
+    elif args.data is not None:
         samples = integer_samples(graph, _read_file(args.data, graph), str(args.data))
         feeds = samples.head(args.samples).arrays if args.samples else samples.arrays
     else:

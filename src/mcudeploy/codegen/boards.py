@@ -36,6 +36,7 @@ class Board:
     stack_size: int = 0x8000
     external_base: int = 0          # external RAM for a graph split's arena (0: none, it goes to RAM)
     external_size: str = ""
+    uart_base: int = 0x4000_4000    # CMSDK APB UART0 (the serial link of harness_serial.c)
 
 
 BOARDS = {
@@ -43,5 +44,5 @@ BOARDS = {
                         0x0, 0x400, "4M - 1K", 0x2000_0000, "4M", 40.0),
     "mps3-an547": Board("mps3-an547", "cortex-m55", "Arm MPS3 FPGA image AN547, Cortex-M55, 32 MHz",
                         0x0, 0x0100_0000, "2M", 0x2100_0000, "4M", 31.25,
-                        external_base=0x6000_0000, external_size="256M"),
+                        external_base=0x6000_0000, external_size="256M", uart_base=0x5930_3000),
 }

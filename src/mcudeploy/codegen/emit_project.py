@@ -108,7 +108,8 @@ def render_test_vectors(graph: Graph, vectors: TestVectors, model: str) -> dict[
 
 def _build_files(model: str, runtime_sources: list[str], test_vectors: bool,
                  trustzone: bool = False) -> dict[str, str]:
-    boards = [{"name": b.name, "core": b.core, "flags": CORE_FLAGS[b.core]} for b in BOARDS.values()]
+    boards = [{"name": b.name, "core": b.core, "flags": CORE_FLAGS[b.core], "uart_base": b.uart_base}
+              for b in BOARDS.values()]
     context = {"model": comment_text(model), "runtime_sources": runtime_sources, "boards": boards,
                "cores": [{"name": name, "flags": flags} for name, flags in CORE_FLAGS.items()],
                "test_vectors": test_vectors,
@@ -117,6 +118,9 @@ def _build_files(model: str, runtime_sources: list[str], test_vectors: bool,
     files = {"Makefile": render("Makefile.j2", context), "CMakeLists.txt": render("CMakeLists.txt.j2", context),
              "main.c": render("main.c.j2", context),
              "harness_main.c": (TEMPLATES / "harness_main.c").read_text(),
+             "harness_serial.c": (TEMPLATES / "harness_serial.c").read_text(),
+             "networkConfig.cmake": (TEMPLATES / "networkConfig.cmake").read_text(),
+             "boards/uart_cmsdk.c": (TEMPLATES / "boards" / "uart_cmsdk.c").read_text(),
              "boards/startup_cortex_m.c": (TEMPLATES / "boards" / "startup_cortex_m.c").read_text(),
              "boards/arm-none-eabi.cmake": render("boards/arm-none-eabi.cmake.j2", context)}
     for board in BOARDS.values():

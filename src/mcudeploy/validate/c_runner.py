@@ -48,6 +48,8 @@ class CRunResult:
     instructions: list[int] = field(default_factory=list)   # per inference (QEMU only)
     project: Path | None = None
     layer_instructions: list[list[int]] = field(default_factory=list)   # per inference, per layer
+    cycles: list[int] = field(default_factory=list)   # per inference, counted by a board (serial)
+    timer: str = ""                                   # what counted them: DWT or SysTick
 
 
 def generate_for_run(deployment: Deployment, folder: Path) -> Path:
@@ -68,9 +70,9 @@ def write_samples(graph: Graph, feeds: dict[str, np.ndarray], path: Path) -> int
     return count
 
 
-def read_outputs(graph: Graph, path: Path, count: int) -> dict[str, np.ndarray]:
-    """Split the harness's output file into ``(count, *shape)`` arrays by output name."""
-    data = path.read_bytes()
+def read_outputs(graph: Graph, path: Path | bytes, count: int) -> dict[str, np.ndarray]:
+    """Split the harness's output file (or its bytes) into ``(count, *shape)`` arrays by output name."""
+    data = path if isinstance(path, bytes) else path.read_bytes()
     per_sample = sum(v.nbytes for v in graph.outputs)
     if len(data) != per_sample * count:
         raise CodegenRunError(f"the generated code wrote {len(data)} bytes of outputs, expected "
@@ -144,6 +146,8 @@ class GeneratedCodeCheck:
     mismatches: dict[str, int]           # output name -> samples whose bytes differ
     instructions: list[int] = field(default_factory=list)
     layer_instructions: list[list[int]] = field(default_factory=list)   # per sample, per layer
+    cycles: list[int] = field(default_factory=list)   # per sample, counted by the board (serial)
+    timer: str = ""
 
     @property
     def bit_exact(self) -> bool:
@@ -156,6 +160,9 @@ class GeneratedCodeCheck:
         if self.instructions:
             text += (f"; {int(np.mean(self.instructions))} instructions per inference "
                      f"(min {min(self.instructions)}, max {max(self.instructions)})")
+        if self.cycles:
+            text += (f"; {int(np.mean(self.cycles))} cycles per inference ({self.timer}; "
+                     f"min {min(self.cycles)}, max {max(self.cycles)})")
         return text
 
 
@@ -170,4 +177,4 @@ def compare_with_reference(deployment: Deployment, feeds: dict[str, np.ndarray],
         got, want = result.outputs[value.name], np.asarray(reference[value.name])
         mismatches[value.name] = int(np.sum(np.any((got != want).reshape(len(got), -1), axis=1)))
     return GeneratedCodeCheck(on, len(next(iter(result.outputs.values()))), mismatches, result.instructions,
-                              result.layer_instructions)
+                              result.layer_instructions, result.cycles, result.timer)

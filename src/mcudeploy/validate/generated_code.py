@@ -18,11 +18,20 @@ from ..reference.float_kernels.quant import quantize
 from .c_runner import CRunResult, GeneratedCodeCheck, compare_with_reference, run_host
 from .data import check_arrays
 from .qemu import ENGINE_BOARDS, run_qemu
+from .serial_run import is_serial, run_serial
 
 if TYPE_CHECKING:
     from ..deployment import Deployment
 
-TARGETS = ("host", *ENGINE_BOARDS)
+TARGETS = ("host", *ENGINE_BOARDS, "serial:PORT")
+
+
+def code_target(text: str) -> str:
+    """The ``--on`` value checked: one of :data:`TARGETS`, ``serial:`` followed by a port."""
+    if text in TARGETS[:-1] or (is_serial(text) and len(text) > len("serial:")):
+        return text
+    raise UsageError(f"--on {text!r}: choose one of {', '.join(TARGETS)} (e.g. serial:/dev/ttyACM0, "
+                     "serial:socket://127.0.0.1:5555)")
 
 
 def options_for_run(options: DeploymentOptions, on: str | None) -> tuple[DeploymentOptions, bool]:
@@ -51,7 +60,10 @@ def build_summary(deployment: Deployment, on: str, defaulted: bool) -> str:
 
 def run_generated(deployment: Deployment, feeds: dict[str, np.ndarray], on: str, *, sanitize: bool = False,
                   profile: bool = False) -> CRunResult:
-    """The generated code of ``deployment`` run on ``on`` (``host``, ``qemu-m4``, ``qemu-m55``)."""
+    """The generated code of ``deployment`` run on ``on`` (``host``, ``qemu-m4``, ``qemu-m55``,
+    ``serial:PORT``: a board running the serial firmware, :mod:`.serial_run`)."""
+    if is_serial(on):
+        return run_serial(deployment, feeds, on, profile=profile)
     if on == "host":
         if profile:
             raise UsageError("instructions per layer are counted under QEMU only (--on qemu-m4 / qemu-m55)")

@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import UnsafePathError, UsageError, did_you_mean
 from ..options import SECTIONS as OPTION_SECTIONS
 from ..options import DeploymentOptions, parse_options
+from ..preprocess.spec import PREPROCESS_SECTION, parse_preprocess
 from ..text_inputs import check_readable, parse_toml, read_text
 from .project_keys import DEPLOYMENT_SECTION, SECTIONS, ProjectKey
 
@@ -63,6 +64,11 @@ class Project:
 
     def section(self, name: str) -> dict[str, Any]:
         return self.settings[name]
+
+    def preprocess(self):
+        """The checked ``[preprocess]`` spec, or None (:mod:`mcudeploy.preprocess.spec`)."""
+        table = self.document.get(PREPROCESS_SECTION)
+        return None if table is None else parse_preprocess(table, f"{self.path}: [{PREPROCESS_SECTION}]")
 
     def locked_options(self) -> frozenset[str]:
         """The :class:`DeploymentOptions` fields the file sets (a search never varies them)."""
@@ -170,9 +176,11 @@ def _table(document: dict[str, Any], source: str, section: str) -> dict[str, Any
 
 def _settings(document: dict[str, Any], source: str, folder: Path) -> dict[str, dict[str, Any]]:
     for section in document:
-        if section not in SECTIONS and section != DEPLOYMENT_SECTION:
+        if section not in SECTIONS and section not in (DEPLOYMENT_SECTION, PREPROCESS_SECTION):
             raise UsageError(f"{source}: unknown section [{section}]"
-                             + suggestion(section, [*SECTIONS, DEPLOYMENT_SECTION]))
+                             + suggestion(section, [*SECTIONS, DEPLOYMENT_SECTION, PREPROCESS_SECTION]))
+    if PREPROCESS_SECTION in document:   # checked by its own reader (mcudeploy.preprocess.spec)
+        parse_preprocess(document[PREPROCESS_SECTION], f"{source}: [{PREPROCESS_SECTION}]")
     settings: dict[str, dict[str, Any]] = {}
     for section, specs in SECTIONS.items():
         table = _table(document, source, section)

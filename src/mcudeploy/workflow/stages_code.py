@@ -27,6 +27,7 @@ from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
 from ..driver import deploy
 from ..errors import McuDeployError, ValidationFailed
 from ..options import load_options, options_toml
+from ..preprocess.emit import add_preprocess_files
 from ..progress import progress_bar
 from ..reference.int_executor import run_int
 from ..runs.capture import note_deployment, note_generation
@@ -160,6 +161,7 @@ def generate(context: DeployContext) -> StageResult:
         feeds = code_feeds(context, deployment, settings["test_vectors"])
         vectors = TestVectors(feeds, run_int(deployment.graph, feeds, batch=True), "validation samples")
     files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=settings["trustzone"]))
+    files = add_preprocess_files(files, context.project.preprocess(), deployment.graph)
     written = write_project(files, context.paths.firmware)
     note_generation(written)
     folder = context.relative(context.paths.firmware)

@@ -28,6 +28,7 @@ from ..errors import UsageError, ValidationFailed
 from ..exporters.onnx_qdq import to_onnx_model
 from ..ir import Graph, float_nodes, precision
 from ..lint import lint_deployment
+from ..preprocess.dataset import folder_arrays, samples_of
 from ..progress import progress_bar
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.quantizer import QuantizationConfig, quantize_model
@@ -152,7 +153,11 @@ def quantize(context: DeployContext) -> StageResult:
                                 activations=settings["activations"], progress=context.progress)
     preprocessing = ImagePreprocessing(settings["image_scale"], tuple(settings["mean"]), tuple(settings["std"]),
                                        settings["channel_order"], settings["layout"])
-    outcome = quantize_model(graph, _calibration_source(context, graph), config, preprocessing=preprocessing)
+    source = _calibration_source(context, graph)
+    spec = context.project.preprocess()
+    if spec is not None and isinstance(source, Path) and source.is_dir():   # the board's own pipeline
+        source = samples_of(folder_arrays(graph, source, spec))
+    outcome = quantize_model(graph, source, config, preprocessing=preprocessing)
     report = outcome.report
     note_quantization(report)
     paths = context.paths
