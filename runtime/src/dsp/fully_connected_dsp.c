@@ -10,8 +10,9 @@
  * SXTAB16 / SXTAB16 ROR 8 (the (x0, x2) (x1, x3) halves that meet SXTB16 of a weight word),
  * shared by the four units; two LDRD of weights, 8 SXTB16, 8 SMLAD: 23 instructions for 16
  * MACs (hand-scheduled loop). The last N mod 4 units: a pair (1 x 2 units, 4 SMLAD per four
- * k) and an odd unit. Requantization: the SMMULR form for every unit when all are "simple"
- * (mcu_dsp_all_simple, checked once per call), else per unit. No scratch (a q15 copy of the
+ * k) and an odd unit. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
+ * checked once per call) the blocks of four run straight-line SMMULR requantization
+ * (simple_quads), else each unit decides its form. No scratch (a q15 copy of the
  * row would cost 2 * K bytes of RAM and save nothing on the weights' unpacking).
  * Per-tensor weights with a non-zero zero point (weights_offset != 0) are refused
  * (MCU_ERR_ARG): mcudeploy keeps those on the reference kernel.
@@ -150,6 +151,29 @@ static int32_t fc_arguments_valid(const mcu_fc_params *params, const mcu_fc_quan
            && out_dims->n * out_dims->h * out_dims->w == in_dims->n * in_dims->h * in_dims->w;
 }
 
+/* One row's blocks of four units with every unit simple: straight-line requantization. */
+static void simple_quads(const int8_t *in, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
+                         int32_t quads, const mcu_fc_params *params, const mcu_fc_quant *quant, const int32_t *bias,
+                         int8_t *out) {
+    int32_t row = mcu_dsp_row_length(depth), groups = depth >> 2, offset = quant->output_offset;
+    int32_t low = params->activation.min, high = params->activation.max;
+    for (int32_t q = 0; q < quads; ++q, w += 4 * row, out += 4) {
+        const int32_t *b = bias != NULL ? bias + 4 * q : NULL;
+        int32_t acc[4] = {b ? b[0] : 0, b ? b[1] : 0, b ? b[2] : 0, b ? b[3] : 0};
+        if (groups > 0) {
+            quad_steps(in, w, groups, offset_pair, acc);
+        }
+        if (depth & 3) {
+            block_dot(in + 4 * groups, depth & 3, offset_pair, input_offset, w + groups * 16, 4, acc);   /* tail */
+        }
+        const int32_t *multiplier = quant->multiplier + 4 * q, *shift = quant->shift + 4 * q;
+        for (int32_t i = 0; i < 4; ++i) {
+            mcu_dsp_scale scale = mcu_dsp_simple_scale_of(multiplier[i], shift[i]);
+            out[i] = mcu_dsp_output(acc[i], &scale, offset, low, high);
+        }
+    }
+}
+
 mcu_status mcu_fully_connected_s8_dsp(const mcu_context *ctx, const mcu_fc_params *params,
                                       const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                                       const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
@@ -161,8 +185,12 @@ mcu_status mcu_fully_connected_s8_dsp(const mcu_context *ctx, const mcu_fc_param
     int32_t rows = in_dims->n * in_dims->h * in_dims->w, depth = in_dims->c, units = w_dims->n;
     int32_t row = mcu_dsp_row_length(depth), offset_pair = mcu_dsp_pair(quant->input_offset);
     int32_t reach = mcu_dsp_reach(depth), simple = mcu_dsp_all_simple(quant->shift, bias, units, reach);
+    int32_t start = simple ? units & ~3 : 0;   /* units before `start`: simple_quads */
     for (int32_t r = 0; r < rows; ++r, in += depth, out += units) {
-        for (int32_t u = 0; u < units;) {
+        if (start > 0) {
+            simple_quads(in, depth, offset_pair, quant->input_offset, w, start / 4, params, quant, bias, out);
+        }
+        for (int32_t u = start; u < units;) {
             int32_t count = units - u >= 4 ? 4 : units - u >= 2 ? 2 : 1;
             int32_t acc[4];
             for (int32_t i = 0; i < count; ++i) {
