@@ -58,7 +58,10 @@ def _gemm(graph: Graph, rng, x, case: dict, index: int):
     weights = rng.integers(-127, 128, (units, depth)).astype(np.int8)
     scale = rng.uniform(0.002, 0.02)
     w = graph.add_constant(f"w{index}", weights, quant=q(scale))
-    b = graph.add_constant(f"b{index}", rng.integers(-20000, 20000, units).astype(np.int32))
+    bias = rng.integers(-20000, 20000, units).astype(np.int32)
+    if case.get("wide_bias"):
+        bias[::3] = rng.choice([2**30, -(2**30) - 5, 2**31 - 1], size=bias[::3].size)
+    b = graph.add_constant(f"b{index}", bias)
     node = graph.add_node("Gemm", [x, w, b], {"transB": 1, **_activation(rng)}, name=f"gemm{index}")
     node.outputs[0].quant = q(float(x.quant.scale[0]) * scale * np.sqrt(depth) * 74 * 74 / 40, _zero_point(rng, None))
     return node.outputs[0]

@@ -169,7 +169,7 @@ VARIANT_STRUCTURE = {
     ("mve-conv", "conv2d"): ("g4_", "i2c16_", "requant_left"),
     ("dsp-depthwise", "depthwise_conv2d"): ("dwd_", "requant_wide"),
     ("mve-depthwise", "depthwise_conv2d"): ("dwm3_", "dwmg_", "requant_left"),
-    ("dsp-fully-connected", "fully_connected"): ("fcd_", "requant_wide"),
+    ("dsp-fully-connected", "fully_connected"): ("fcd_", "requant_general", "requant_wide"),
     ("mve-fully-connected", "fully_connected"): ("g4_", "fcm_", "requant_left"),
     ("dsp-pool", "avg_pool"): ("pool4_",), ("dsp-pool", "max_pool"): ("pool4_",),
     ("mve-pool", "avg_pool"): ("poolm_",), ("mve-pool", "max_pool"): ("poolm_",),

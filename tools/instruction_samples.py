@@ -138,15 +138,29 @@ def _head(batch: LayerBatch, rng) -> None:
 HEAD_SAMPLERS = [(_head, 40), (_fully_connected, 8)]
 
 
+def _fully_connected_blocks(batch: LayerBatch, rng) -> None:
+    """Fully connected layers over every remainder of the DSP kernel's 4-unit blocks and of
+    its 4-byte groups (units and depth mod 4 = 0..3)."""
+    depth = int(rng.choice([1, 3, 4, 7, 16, 30, 64, 129, 256, 400, 640]))
+    units = int(rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 13, 32, 64, 126, 128]))
+    rows = 1 if rng.random() < 0.8 else int(rng.integers(2, 4))
+    if rows * units * depth <= MAX_MACS:
+        batch.fully_connected(depth, units, rows)
+
+
+FC_BLOCK_SAMPLERS = [(_fully_connected_blocks, 40)]
+
+
 def coverage_batches(seed: int = 2027) -> list:
     """Layers with some channels' requantization shifts >= 0, layers with some biases near
-    2^30 (the "wide" channels of trained models), and convolutions on maps of 1-3 pixels a
-    side, for every preference."""
+    2^30 (the "wide" channels of trained models), convolutions on maps of 1-3 pixels a
+    side, and fully connected layers over every 4-unit block remainder, for every preference."""
     return sample_batches(seed, WIDE_SAMPLERS, "wide", (0.3, 2.0)) + \
         sample_batches(seed + 10, WIDE_SAMPLERS, "bias", huge_bias_share=0.5) + \
-        sample_batches(seed + 20, HEAD_SAMPLERS, "head")
+        sample_batches(seed + 20, HEAD_SAMPLERS, "head") + sample_batches(seed + 30, FC_BLOCK_SAMPLERS, "fcq")
 
 
 def dsp_on_helium_batches(seed: int = 2028) -> list:
-    """Depthwise, fully connected and average pooling layers for the DSP variants on a Helium core."""
-    return sample_batches(seed, DSP_ON_HELIUM_SAMPLERS, "dsp")
+    """Depthwise, fully connected and average pooling layers for the DSP variants on a Helium core
+(and the fully connected block remainders)."""
+    return sample_batches(seed, DSP_ON_HELIUM_SAMPLERS, "dsp") + sample_batches(seed + 30, FC_BLOCK_SAMPLERS, "dspfcq")

@@ -50,8 +50,10 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
                                        const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
                                        const int32_t *bias, const mcu_dims *out_dims, int8_t *out);
 
-/* Fully connected, weights_offset 0 (symmetric weights). w: paired rows of the [N, K]
- * weights. No scratch (the _scratch_size function returns 0). */
+/* Fully connected, weights_offset 0 (symmetric weights). w: "quad rows" of the [N, K]
+ * weights: zero-padded to Kp as above, rows 4q..4q+3 interleaved four bytes at a time (bytes
+ * 16g + 4i .. 16g + 4i + 3 of the block = row 4q+i's k = 4g..4g+3), then the N mod 4 last
+ * rows as paired rows. N * Kp bytes. No scratch (the _scratch_size function returns 0). */
 int32_t mcu_fully_connected_s8_dsp_scratch_size(const mcu_fc_params *params, const mcu_dims *in_dims,
                                                 const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_fully_connected_s8_dsp(const mcu_context *ctx, const mcu_fc_params *params,

@@ -5,10 +5,15 @@
  *   acc[r, u] = bias[u] + sum_k W[u, k] * (X[r, k] + input_offset)       (weights_offset 0)
  *   Y[r, u]   = clamp(mbqm(acc, multiplier[u], shift[u]) + output_offset)
  *
- * One input row at a time, read in place: per four k one word of inputs widened with the
- * input offset by SXTAB16 / SXTAB16 ROR 8 (the (x0, x2) (x1, x3) halves that meet SXTB16 of a
- * weight word), two paired weight rows (mcu_runtime_dsp.h), 4 SMLAD for 8 MACs; no scratch
- * (a q15 copy of the row would save 2 instructions per 8 MACs and cost 2 * K bytes of RAM).
+ * One input row at a time, read in place, against blocks of four units ("quad rows",
+ * mcu_runtime_dsp.h): per four k one LDR of inputs widened with the input offset by
+ * SXTAB16 / SXTAB16 ROR 8 (the (x0, x2) (x1, x3) halves that meet SXTB16 of a weight word),
+ * shared by the four units; two LDRD of weights, 8 SXTB16, 8 SMLAD: 23 instructions for 16
+ * MACs (hand-scheduled loop). The last N mod 4 units: a pair (1 x 2 units, 4 SMLAD per four
+ * k) and an odd unit. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
+ * checked once per call) the blocks of four run straight-line SMMULR requantization
+ * (simple_quads), else each unit decides its form. No scratch (a q15 copy of the
+ * row would cost 2 * K bytes of RAM and save nothing on the weights' unpacking).
  * Per-tensor weights with a non-zero zero point (weights_offset != 0) are refused
  * (MCU_ERR_ARG): mcudeploy keeps those on the reference kernel.
  *
@@ -18,29 +23,93 @@
 #include "mcu_dsp_internal.h"
 #include "mcu_runtime_dsp.h"
 
-/* acc[0..1] += one input row (depth values at x) x a pair of interleaved weight rows. */
-static void row_pair(const int8_t *x, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
-                     int32_t rows, int32_t acc[2]) {
-    int32_t a0 = acc[0], a1 = acc[1], whole = depth & ~3;
-    for (int32_t k = 0; k < whole; k += 4, w += 4 * rows) {
-        int32_t in = mcu_read32(x + k);
-        int32_t x02 = mcu_sxtab16(offset_pair, in), x13 = mcu_sxtab16_ror8(offset_pair, in);
-        int32_t wa = mcu_read32(w);
-        a0 = mcu_smlad(x13, mcu_sxtb16_ror8(wa), mcu_smlad(x02, mcu_sxtb16(wa), a0));
-        if (rows == 2) {
-            int32_t wb = mcu_read32(w + 4);
-            a1 = mcu_smlad(x13, mcu_sxtb16_ror8(wb), mcu_smlad(x02, mcu_sxtb16(wb), a1));
-        }
-    }
-    for (int32_t k = whole; k < depth; ++k) {   /* the zero-padded last group */
-        int32_t value = x[k] + input_offset;
-        a0 = (int32_t)((uint32_t)a0 + (uint32_t)(w[k - whole] * value));
-        if (rows == 2) {
-            a1 = (int32_t)((uint32_t)a1 + (uint32_t)(w[4 + k - whole] * value));
-        }
-    }
+#if MCU_DSP_NATIVE
+/* acc[0..3] += four groups-worth of k: groups (>= 1) steps of 4 k, quad-interleaved weights. */
+static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[4]) {
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    int32_t x02, x13, wa, wb, t;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[x13], [%[x]], #4\n\t"
+        "ldrd %[wa], %[wb], [%[w]], #8\n\t"
+        "sxtab16 %[x02], %[off], %[x13]\n\t"
+        "sxtab16 %[x13], %[off], %[x13], ror #8\n\t"
+        "sxtb16 %[t], %[wa]\n\t"
+        "sxtb16 %[wa], %[wa], ror #8\n\t"
+        "smlad %[a0], %[x02], %[t], %[a0]\n\t"
+        "smlad %[a0], %[x13], %[wa], %[a0]\n\t"
+        "sxtb16 %[t], %[wb]\n\t"
+        "sxtb16 %[wb], %[wb], ror #8\n\t"
+        "smlad %[a1], %[x02], %[t], %[a1]\n\t"
+        "smlad %[a1], %[x13], %[wb], %[a1]\n\t"
+        "ldrd %[wa], %[wb], [%[w]], #8\n\t"
+        "sxtb16 %[t], %[wa]\n\t"
+        "sxtb16 %[wa], %[wa], ror #8\n\t"
+        "smlad %[a2], %[x02], %[t], %[a2]\n\t"
+        "smlad %[a2], %[x13], %[wa], %[a2]\n\t"
+        "sxtb16 %[t], %[wb]\n\t"
+        "sxtb16 %[wb], %[wb], ror #8\n\t"
+        "smlad %[a3], %[x02], %[t], %[a3]\n\t"
+        "smlad %[a3], %[x13], %[wb], %[a3]\n\t"
+        "subs %[groups], %[groups], #1\n\t"
+        "bne 1b\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),
+          [groups] "+r"(groups), [x02] "=&r"(x02), [x13] "=&r"(x13), [wa] "=&r"(wa), [wb] "=&r"(wb),
+          [t] "=&r"(t)
+        : [off] "r"(offset_pair)
+        : "cc", "memory");
     acc[0] = a0;
     acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+#else
+static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[4]) {
+    for (; groups > 0; --groups, x += 4, w += 16) {
+        int32_t in = mcu_read32(x);
+        int32_t x02 = mcu_sxtab16(offset_pair, in), x13 = mcu_sxtab16_ror8(offset_pair, in);
+        for (int32_t r = 0; r < 4; ++r) {
+            int32_t word = mcu_read32(w + 4 * r);
+            acc[r] = mcu_smlad(x13, mcu_sxtb16_ror8(word), mcu_smlad(x02, mcu_sxtb16(word), acc[r]));
+        }
+    }
+}
+#endif
+
+/* acc[0..units-1] += one input row x a block of `units` (1, 2 or 4) interleaved weight rows
+ * (a group of four k per row is 4 * units bytes; the last, zero-padded group by bytes). */
+static void block_dot(const int8_t *x, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
+                      int32_t units, int32_t *acc) {
+    int32_t whole = depth & ~3, groups = depth >> 2;
+    if (units == 4) {
+        if (groups > 0) {
+            quad_steps(x, w, groups, offset_pair, acc);
+        }
+    } else {
+        int32_t a0 = acc[0], a1 = units == 2 ? acc[1] : 0;
+        const int8_t *weights = w;
+        for (int32_t k = 0; k < whole; k += 4, weights += 4 * units) {
+            int32_t in = mcu_read32(x + k);
+            int32_t x02 = mcu_sxtab16(offset_pair, in), x13 = mcu_sxtab16_ror8(offset_pair, in);
+            int32_t wa = mcu_read32(weights);
+            a0 = mcu_smlad(x13, mcu_sxtb16_ror8(wa), mcu_smlad(x02, mcu_sxtb16(wa), a0));
+            if (units == 2) {
+                int32_t wb = mcu_read32(weights + 4);
+                a1 = mcu_smlad(x13, mcu_sxtb16_ror8(wb), mcu_smlad(x02, mcu_sxtb16(wb), a1));
+            }
+        }
+        acc[0] = a0;
+        if (units == 2) {
+            acc[1] = a1;
+        }
+    }
+    const int8_t *last = w + groups * 4 * units;
+    for (int32_t k = whole; k < depth; ++k) {   /* the zero-padded last group */
+        int32_t value = x[k] + input_offset;
+        for (int32_t i = 0; i < units; ++i) {
+            acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)(last[4 * i + k - whole] * value));
+        }
+    }
 }
 
 int32_t mcu_fully_connected_s8_dsp_scratch_size(const mcu_fc_params *params, const mcu_dims *in_dims,
@@ -52,34 +121,84 @@ int32_t mcu_fully_connected_s8_dsp_scratch_size(const mcu_fc_params *params, con
     return 0;
 }
 
+/* The outputs of units u..u+count-1 from their accumulators. */
+static void store_block(const int32_t *acc, int32_t u, int32_t count, int32_t simple, const mcu_fc_params *params,
+                        const mcu_fc_quant *quant, const int32_t *bias, int32_t reach, int8_t *out) {
+    int32_t low = params->activation.min, high = params->activation.max;
+    for (int32_t i = 0; i < count; ++i) {
+        int32_t unit = u + i;
+        if (simple) {
+            mcu_dsp_scale scale = mcu_dsp_simple_scale_of(quant->multiplier[unit], quant->shift[unit]);
+            out[unit] = mcu_dsp_output(acc[i], &scale, quant->output_offset, low, high);
+        } else {
+            mcu_dsp_scale scale = mcu_dsp_scale_of(quant->multiplier[unit], quant->shift[unit],
+                                                   bias != NULL ? bias[unit] : 0, reach);
+            out[unit] = mcu_dsp_output_any(acc[i], &scale, quant->output_offset, low, high);
+        }
+    }
+}
+
+static int32_t fc_arguments_valid(const mcu_fc_params *params, const mcu_fc_quant *quant, const mcu_dims *in_dims,
+                                  const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
+                                  const mcu_dims *out_dims, const int8_t *out) {
+    if (params == NULL || quant == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims)
+        || !mcu_dims_valid(out_dims) || in == NULL || w == NULL || out == NULL || quant->multiplier == NULL
+        || quant->shift == NULL || quant->weights_offset != 0 || quant->input_offset < -127
+        || quant->input_offset > 128 || !mcu_activation_valid(&params->activation, MCU_INT8)) {
+        return 0;
+    }
+    return w_dims->h * w_dims->w * w_dims->c == in_dims->c && out_dims->c == w_dims->n
+           && out_dims->n * out_dims->h * out_dims->w == in_dims->n * in_dims->h * in_dims->w;
+}
+
+/* One row's blocks of four units with every unit simple: straight-line requantization. */
+static void simple_quads(const int8_t *in, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
+                         int32_t quads, const mcu_fc_params *params, const mcu_fc_quant *quant, const int32_t *bias,
+                         int8_t *out) {
+    int32_t row = mcu_dsp_row_length(depth), groups = depth >> 2, offset = quant->output_offset;
+    int32_t low = params->activation.min, high = params->activation.max;
+    for (int32_t q = 0; q < quads; ++q, w += 4 * row, out += 4) {
+        const int32_t *b = bias != NULL ? bias + 4 * q : NULL;
+        int32_t acc[4] = {b ? b[0] : 0, b ? b[1] : 0, b ? b[2] : 0, b ? b[3] : 0};
+        if (groups > 0) {
+            quad_steps(in, w, groups, offset_pair, acc);
+        }
+        if (depth & 3) {
+            block_dot(in + 4 * groups, depth & 3, offset_pair, input_offset, w + groups * 16, 4, acc);   /* tail */
+        }
+        const int32_t *multiplier = quant->multiplier + 4 * q, *shift = quant->shift + 4 * q;
+        for (int32_t i = 0; i < 4; ++i) {
+            mcu_dsp_scale scale = mcu_dsp_simple_scale_of(multiplier[i], shift[i]);
+            out[i] = mcu_dsp_output(acc[i], &scale, offset, low, high);
+        }
+    }
+}
+
 mcu_status mcu_fully_connected_s8_dsp(const mcu_context *ctx, const mcu_fc_params *params,
                                       const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                                       const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
                                       const mcu_dims *out_dims, int8_t *out) {
     (void)ctx;
-    if (params == NULL || quant == NULL || !mcu_dims_valid(in_dims) || !mcu_dims_valid(w_dims)
-        || !mcu_dims_valid(out_dims) || in == NULL || w == NULL || out == NULL || quant->multiplier == NULL
-        || quant->shift == NULL || quant->weights_offset != 0 || quant->input_offset < -127
-        || quant->input_offset > 128 || !mcu_activation_valid(&params->activation, MCU_INT8)) {
+    if (!fc_arguments_valid(params, quant, in_dims, in, w_dims, w, out_dims, out)) {
         return MCU_ERR_ARG;
     }
     int32_t rows = in_dims->n * in_dims->h * in_dims->w, depth = in_dims->c, units = w_dims->n;
-    if (w_dims->h * w_dims->w * w_dims->c != depth || out_dims->c != units
-        || out_dims->n * out_dims->h * out_dims->w != rows) {
-        return MCU_ERR_ARG;
-    }
-    int32_t row = mcu_dsp_row_length(depth), offset_pair = mcu_dsp_pair(quant->input_offset), reach = mcu_dsp_reach(depth);
+    int32_t row = mcu_dsp_row_length(depth), offset_pair = mcu_dsp_pair(quant->input_offset);
+    int32_t reach = mcu_dsp_reach(depth), simple = mcu_dsp_all_simple(quant->shift, bias, units, reach);
+    int32_t start = simple ? units & ~3 : 0;   /* units before `start`: simple_quads */
     for (int32_t r = 0; r < rows; ++r, in += depth, out += units) {
-        for (int32_t u = 0; u < units; u += 2) {
-            int32_t pair = u + 1 < units ? 2 : 1;
-            int32_t acc[2] = {bias != NULL ? bias[u] : 0, bias != NULL && pair == 2 ? bias[u + 1] : 0};
-            row_pair(in, depth, offset_pair, quant->input_offset, w + u * row, pair, acc);
-            for (int32_t i = 0; i < pair; ++i) {
-                mcu_dsp_scale scale = mcu_dsp_scale_of(quant->multiplier[u + i], quant->shift[u + i],
-                                                       bias != NULL ? bias[u + i] : 0, reach);
-                out[u + i] = mcu_dsp_output_any(acc[i], &scale, quant->output_offset, params->activation.min,
-                                                params->activation.max);
+        if (start > 0) {
+            simple_quads(in, depth, offset_pair, quant->input_offset, w, start / 4, params, quant, bias, out);
+        }
+        for (int32_t u = start; u < units;) {
+            int32_t count = units - u >= 4 ? 4 : units - u >= 2 ? 2 : 1;
+            int32_t acc[4];
+            for (int32_t i = 0; i < count; ++i) {
+                acc[i] = bias != NULL ? bias[u + i] : 0;
             }
+            block_dot(in, depth, offset_pair, quant->input_offset, w + u * row, count, acc);
+            store_block(acc, u, count, simple, params, quant, bias, reach, out);
+            u += count;
         }
     }
     return MCU_OK;

@@ -216,12 +216,16 @@ def pool_variant_counts(shape: dict, average: bool) -> dict[str, float]:
 
 
 def fully_connected_variant_counts(rows: int, units: int, depth: int) -> dict[str, float]:
-    """DSP: per row, pairs of units over ``depth // 4`` words and the ``depth mod 4`` tail;
-    MVE: the conv's 2 x 4 blocks with rows as pixels, rows copied to 16-byte steps when
-    ``depth mod 16 != 0``."""
-    pairs = rows * math.ceil(units / 2)
+    """DSP: per row, blocks of 4 units (``fcd_quad*``), then a pair and an odd unit, each over
+    ``depth // 4`` words, and the ``depth mod 4`` tail per block and per unit; MVE: the conv's
+    2 x 4 blocks with rows as pixels, rows copied to 16-byte steps when ``depth mod 16 != 0``."""
+    quads, rest = rows * (units // 4), units % 4
+    pairs, singles = rows * (rest // 2), rows * (rest % 2)
+    tail, words = depth % 4, depth // 4
     copied = rows * math.ceil(depth / 16) if depth % 16 else 0
-    return {"fcd_pairs": pairs, "fcd_steps": pairs * (depth // 4), "fcd_single_steps": rows * (units % 2) * (depth // 4),
-            "fcd_tail": pairs * (depth % 4), "fcd_outputs": rows * units,
+    return {"fcd_rows": rows, "fcd_quads": quads, "fcd_quad_steps": quads * words, "fcd_pairs": pairs,
+            "fcd_steps": pairs * words, "fcd_singles": singles, "fcd_single_steps": singles * words,
+            "fcd_tail": (quads + pairs + singles) * tail, "fcd_tail_macs": rows * units * tail,
+            "fcd_outputs": rows * units,
             "fcm_copy_rows": rows if depth % 16 else 0, "fcm_copy_steps": copied,
             **blocked_counts(rows, units, math.ceil(depth / 16) * 16, 4, 16)}

@@ -9,15 +9,16 @@ Variant: technique; scratch; overlap rule (how the planner may share bytes with 
   first (:func:`.overlap_blocked.conv_block_proof`).
 * ``dsp-depthwise``: 4 channels per word, SXTAB16 + SMLABB / SMLATT, by output rows (scales
   decoded once per row); no scratch; units of one output row, reads not first.
-* ``dsp-fully-connected``: the input row read in place, 1 row x 2 units, SMLAD; no scratch;
-  no overlap.
+* ``dsp-fully-connected``: the input row read in place, 1 row x 4 units (the input word
+  widened once for four weight rows), SMLAD; no scratch; no overlap.
 * ``dsp-elementwise``: Add / Mul without broadcasting, 4 elements per word, SMMULR; no
   scratch; the reference proof (element i written after element i is read).
 * ``dsp-pool``: average (SXTAB16 sums) and max (SSUB8 + SEL) over 4 channels per word; no
   scratch; the reference proof.
 
 Offline preparation (``prepare_constants``): conv / fully connected weight rows padded to
-``Kp = ceil4(K)`` and interleaved by pairs of output channels (:func:`paired_rows`);
+``Kp = ceil4(K)`` and interleaved by pairs of output channels (:func:`paired_rows`; fully
+connected: by fours, :func:`quad_rows`);
 depthwise weights grouped by four channels, tap by tap (:func:`depthwise_groups`).
 
 The requantization uses SMMULR where a channel's accumulators provably stay below 2^30
@@ -65,6 +66,21 @@ def paired_rows(rows: np.ndarray) -> np.ndarray:
     pairs = count // 2 * 2
     groups = padded[:pairs].reshape(pairs // 2, 2, padded.shape[1] // 4, 4).transpose(0, 2, 1, 3)
     return np.concatenate([groups.reshape(-1), padded[pairs:].reshape(-1)])
+
+
+def quad_rows(rows: np.ndarray) -> np.ndarray:
+    """``[N, K]`` int8 rows -> the "quad rows" layout of ``mcu_runtime_dsp.h``, flat, ``N * Kp``:
+    blocks of four rows interleaved by groups of four k, the ``N mod 4`` last rows paired."""
+    count, depth = rows.shape
+    padded = np.zeros((count, row_length(depth)), dtype=np.int8)
+    padded[:, :depth] = rows
+    quads = count // 4 * 4
+    groups = padded[:quads].reshape(quads // 4, 4, padded.shape[1] // 4, 4).transpose(0, 2, 1, 3)
+    return np.concatenate([groups.reshape(-1), paired_rows(padded[quads:])])
+
+
+def fc_constants(node: Node, params) -> dict[int, np.ndarray]:
+    return {1: quad_rows(weight_rows(node))}
 
 
 def _dot_refusal(node: Node) -> str | None:
@@ -137,10 +153,10 @@ def fc_accepts(node: Node) -> str | None:
 
 
 DSP_FULLY_CONNECTED = register(KernelVariant(
-    "dsp-fully-connected", ("Gemm",), "int8 fully connected, input read in place, 1 row x 2 units SMLAD "
+    "dsp-fully-connected", ("Gemm",), "int8 fully connected, input read in place, 1 row x 4 units SMLAD "
     "(DSP extension)", rank=RANK, runs_on=has_dsp, core_requirement=DSP_CORES, accepts=fc_accepts,
     overlap="none", function_suffix="_dsp", sources=("dsp/fully_connected_dsp.c",), headers=HEADERS,
-    prepare_constants=conv_constants))
+    prepare_constants=fc_constants))
 
 
 def elementwise_accepts(node: Node) -> str | None:
