@@ -92,3 +92,15 @@ def test_levels_code_is_bit_exact_on_the_host():
     options = _options(split_levels=True, sram_limit=40_000)
     deployment, _ = assert_c_matches_untiled(graph, options, random_feeds(graph, 1), "host")
     assert deployment.fits and deployment.plan.transfers and deployment.memory_transform.tiling.regions
+
+
+def test_the_critical_limit_bisects_the_choice_not_a_new_rewrite(levels_deployment):
+    from mcudeploy.search.engine import pinned_config
+    from mcudeploy.search.trial import Trial
+    _, deployment = levels_deployment
+    trial = Trial({"split_levels": True, "split_limit": 1000}, "PASS",
+                  metrics=Metrics(extra=_pinned(deployment.memory_transform)))
+    config = pinned_config(trial)
+    assert config["split_levels"] is False and config["split_limit"] is None
+    assert config["split_points"][0] == "maxpool_9" and config["tiling_regions"]
+    assert pinned_config(Trial({"alignment": 4}, "PASS", metrics=Metrics())) == {"alignment": 4}

@@ -19,7 +19,8 @@
    the arena use, no allocator or bank split can help - it is skipped, logged as SKIP with
    the numbers, and costs no budget.
 4. **Critical SRAM limit** of the best configuration, by bisection (:mod:`.critical`):
-   exact, one byte less fails.
+   exact, one byte less fails; a configuration that tiles or splits automatically is bisected
+   with the regions and points it chose (:func:`pinned_config`).
 5. **What-if fixes** when nothing passes (:mod:`.fixes`), each verified by the pipeline.
 
 Determinism: the proposals depend on the seed and on the trials' outcomes only, batches have
@@ -245,9 +246,12 @@ class Search:
         """Bisection of ``sram_limit`` for ``best`` (module docstring, step 4)."""
         on_chip = [r.size for r in self.target.regions if r.on_chip and r.writable]
         high = self.base.sram_limit if self.base.sram_limit is not None else max(on_chip, default=0)
-        self.log.note(f"critical SRAM limit of trial {best.index}: bisection over sram_limit in [0, {high}] bytes")
+        config = pinned_config(best)
+        self.log.note(f"critical SRAM limit of trial {best.index}: bisection over sram_limit in [0, {high}] bytes"
+                      + (" (its tiling / split as chosen: an automatic rewrite would choose again at every limit)"
+                         if config != best.config else ""))
         return boundary(range(0, high + 1), lambda limit: self.run_one(
-            {**best.config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"),
+            {**config, "sram_limit": limit}, "bisect", f"sram_limit={limit}"),
             stop=lambda: self.out_of_time(best.seconds))
 
     def out_of_time(self, next_trial_seconds: float = 0.0) -> bool:
@@ -335,6 +339,20 @@ class Search:
     def _vela_baseline(self) -> dict:
         from .vela import our_estimate
         return our_estimate(self.model_path, self.target, self.base)
+
+
+def pinned_config(trial: Trial) -> dict:
+    """``trial``'s configuration with what its automatic tiling / split chose written out
+    (:func:`.records.pin_automatic`): the same deployment at the trial's limit, and one whose
+    critical SRAM limit means something (each limit would otherwise be another rewrite, and an
+    expensive one: a levels table at sram_limit 0 measures every count of every level)."""
+    extra = trial.metrics.extra if trial.metrics is not None else {}
+    config = dict(trial.config)
+    if "pinned_tiling_regions" in extra:
+        config.update(tiling_auto=False, tiling_regions=extra["pinned_tiling_regions"])
+    if "pinned_split_points" in extra:
+        config.update(split_auto=False, split_levels=False, split_limit=None, split_points=extra["pinned_split_points"])
+    return config
 
 
 def run_search(model: str | Path | Graph, request: SearchRequest) -> SearchResult:
