@@ -33,7 +33,8 @@ to external RAM makes the levels independent: a level's on-chip need is then its
    MACC whose measured need is at most ``T`` (ties: fewer tiles; none: the count of least need).
    The whole choice is then planned for real with the deployment's planner (its memory-aware
    order often does better than the file order of the table); while its arena is above ``T``,
-   the level holding the plan's peak step moves to a count of smaller need (at most
+   the level holding the plan's peak step moves to a count of smaller need (the limit is the
+   room of the tiled candidate: the runtime state per node grows with its tiles) (at most
    ``REPAIRS`` times, or until nothing changes). The result fits when its arena is at most the
    limit; a ``T`` below the limit buys a smaller arena with more tiles (the search's trade).
 
@@ -241,9 +242,11 @@ def measure_levels(graph: Graph, plan: Planner, *, limit: int) -> tuple[tuple[st
 
 
 def choose_levels(graph: Graph, plan: Planner, points: tuple[str, ...], levels: list[Level], *,
-                  limit: int, peak: int | None = None) -> LevelsChoice:
+                  limit: int, peak: int | None = None,
+                  room: Callable[[Graph], int] | None = None) -> LevelsChoice:
     """Rule 4 on ``graph`` (not modified): the counts for ``peak`` (default: the limit), planned
-    and repaired until the arena fits the limit or no level can go lower."""
+    and repaired until the arena fits the limit or no level can go lower. ``room``: the limit of
+    a tiled candidate (the runtime state grows with its node count), default ``limit``."""
     from .split import given_split
     from .tiling import apply_tiling
     started = time.perf_counter()
@@ -265,7 +268,9 @@ def choose_levels(graph: Graph, plan: Planner, points: tuple[str, ...], levels: 
         choice.plans += 1
         choice.arena_after, choice.external_bytes = result.arena_bytes, result.external_bytes
         choice.macc_after = total_macc(copy)
-        if result.arena_bytes <= target_peak:
+        if room is not None:
+            choice.limit = room(copy)
+        if result.arena_bytes <= min(target_peak, choice.limit if choice.limit is not None else target_peak):
             break
         step, _ = result.peak_step()
         part = part_of(copy, split.points, result.order[step])

@@ -155,7 +155,8 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
     if not points:
         raise UsageError("[split] levels: the graph has no level boundary (no tensor smaller than the ones "
                          "around it) to cut at; use [split] points or [split] auto")
-    choice = choose_levels(graph, _planner(target, options), points, levels, limit=room, peak=options.split_limit)
+    choice = choose_levels(graph, _planner(target, options), points, levels, limit=room, peak=options.split_limit,
+                           room=lambda tiled: _limit(None, tiled, target, options, "split"))
     choice.copies, choice.seconds = copies, choice.seconds + table_seconds
     before = total_macc(graph)
     tiling = given_tiling(graph, choice.regions) if choice.regions else None
