@@ -2,12 +2,14 @@
 fits (plan/levels.py), and the search's pinning of what an automatic rule chose."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mcudeploy.driver import deploy
 from mcudeploy.errors import UsageError
 from mcudeploy.options import DeploymentOptions, TilingRegion
-from mcudeploy.plan.levels import find_levels, level_cuts
+from mcudeploy.plan.levels import LevelsChoice, find_levels, level_cuts, why_not
 from mcudeploy.search.records import pin_automatic
 from mcudeploy.search.trial import Metrics, _pinned
 from tiling_models import assert_same_outputs, random_feeds, unet
@@ -104,3 +106,46 @@ def test_the_critical_limit_bisects_the_choice_not_a_new_rewrite(levels_deployme
     assert config["split_levels"] is False and config["split_limit"] is None
     assert config["split_points"][0] == "maxpool_9" and config["tiling_regions"]
     assert pinned_config(Trial({"alignment": 4}, "PASS", metrics=Metrics())) == {"alignment": 4}
+
+
+def test_a_float_edge_that_cannot_fit_names_the_int8_io_command():
+    """A choice whose peak is in the part holding a float model output (the U-Net 512 with
+    float I/O: its 1 MiB float buffers are larger than a bank) says int8 I/O; one whose peak is
+    in a level says how to go lower. (At 64x64 the float buffers never bind: the message is
+    checked on the choice.)"""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+    import onnx
+
+    from conftest import REPO
+    from mcudeploy.driver import deployable_graph
+    from mcudeploy.importers import load_model
+    from mcudeploy.quantize.apply import quantize_graph
+    from mcudeploy.quantize.calibration import calibrate, load_calibration
+    from mcudeploy.quantize.observers import observed_range
+    from mcudeploy.quantize.prepare import prepare_for_quantization
+    from mcudeploy.quantize.quantizer import QuantizationConfig
+    from mcudeploy.quantize.quantizer import _options as quantize_options
+    sys.path.insert(0, str(REPO / "tools"))
+    from make_unet import make_unet
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "unet64.onnx"
+        onnx.save(make_unet(64), path)
+        graph = load_model(path)
+    config = QuantizationConfig(progress=False)
+    prepared = prepare_for_quantization(graph)
+    data = [np.random.default_rng(0).standard_normal((1, 1, 64, 64)).astype(np.float32)]
+    observed = calibrate(prepared, load_calibration(data, prepared), progress=False)
+    ranges = {name: observed_range(sample, config.observer) for name, sample in observed.items()}
+    float_io = deployable_graph(quantize_graph(prepared, ranges, quantize_options(config)).graph)
+    points, levels = find_levels(float_io)
+    last = LevelsChoice(points, levels, arena_after=50_000, limit=40_000, hot_part=len(points))
+    assert re.search(r"part resize_59\.\..*float model input / output 'conv_71' \(16,384 B\).*--int8-io",
+                     why_not(float_io, last))
+    deep = LevelsChoice(points, levels, arena_after=50_000, limit=40_000, hot_part=4)
+    assert "no tile count of that part goes lower" in why_not(float_io, deep)
+    with pytest.raises(UsageError, match=r"\[split\] levels: the on-chip arena needs \d+ B, above the 20000 B"):
+        deploy(float_io, _options(split_levels=True, sram_limit=20_000))

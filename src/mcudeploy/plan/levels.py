@@ -106,6 +106,7 @@ class LevelsChoice:
     macc_after: int = 0
     limit: int | None = None
     peak: int | None = None
+    hot_part: int | None = None   # the part of the last plan's peak step
     copies: int = 0           # tiled copies measured for the table
     plans: int = 0            # real plans of candidate choices
     seconds: float = 0.0
@@ -141,6 +142,27 @@ class LevelsChoice:
                             "measured": [{"tiles": list(c.count), "need": c.need, "added_macc": c.added_macc}
                                          for c in level.counts]}
                            for level, count in zip(self.levels, self.chosen)]}
+
+
+def why_not(graph: Graph, choice: LevelsChoice) -> str:
+    """One line on a choice that does not fit: where the peak is, and a float model input /
+    output there (the usual cause: an int8-I/O model removes it)."""
+    names = [node.name for node in graph.nodes]
+    ends = [names.index(p) for p in choice.points] + [len(names) - 1]
+    part = choice.hot_part if choice.hot_part is not None else 0
+    first = ends[part - 1] + 1 if part > 0 else 0
+    members = graph.nodes[first:ends[part] + 1]
+    touched = {v.name for node in members for v in [*node.inputs, *node.outputs] if v is not None}
+    edges = [v for v in [*graph.inputs, *graph.outputs] if v.name in touched and not v.dtype.is_integer]
+    text = (f"[split] levels: the on-chip arena needs {choice.arena_after} B, above the {choice.limit} B the target "
+            f"has on chip; its peak is in the part {members[0].name}..{members[-1].name}")
+    if edges:
+        shown = ", ".join(f"{v.name!r} ({v.nbytes:,} B)" for v in edges)
+        return (text + f", which holds the float model input / output {shown}: make the model's inputs and outputs "
+                "int8 (mcudeploy quantize FLOAT_MODEL --calib DATA --int8-io -o MODEL_int8io.onnx)")
+    return text + ("; no tile count of that part goes lower: give [split] limit a larger value, or [split] points "
+                   "that cut it" if any(level.part == part for level in choice.levels) else
+                   "; nothing in that part can be tiled: cut it with [split] points or place it with [memory]")
 
 
 def level_cuts(graph: Graph) -> list[int]:
@@ -273,7 +295,7 @@ def choose_levels(graph: Graph, plan: Planner, points: tuple[str, ...], levels: 
         if result.arena_bytes <= min(target_peak, choice.limit if choice.limit is not None else target_peak):
             break
         step, _ = result.peak_step()
-        part = part_of(copy, split.points, result.order[step])
+        part = choice.hot_part = part_of(copy, split.points, result.order[step])
         hot = next((i for i, level in enumerate(levels) if level.part == part), None)
         if hot is None:
             break                                   # the peak is in a part nothing can tile

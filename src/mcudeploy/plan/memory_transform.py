@@ -158,6 +158,9 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
     choice = choose_levels(graph, _planner(target, options), points, levels, limit=room, peak=options.split_limit,
                            room=lambda tiled: _limit(None, tiled, target, options, "split"))
     choice.copies, choice.seconds = copies, choice.seconds + table_seconds
+    if not choice.fits:
+        from .levels import why_not
+        raise UsageError(why_not(graph, choice))
     before = total_macc(graph)
     tiling = given_tiling(graph, choice.regions) if choice.regions else None
     if tiling is not None:
