@@ -26,7 +26,7 @@ field)::
     tiling_max_overhead   0.15 | 0.3     (with tiling_auto) extra MACC (halos) accepted
     split_auto            off | on       (external RAM)     graph split, crossing tensors off chip
     split_levels          off | on       (external RAM)     cut at every resolution level, tile each level
-    split_limit           room | 85 % | 70 %  (with levels) the on-chip peak the levels are tiled to
+    split_limit           room | each smaller bank (with levels) the on-chip peak the levels are tiled to
     channel_splits        the base's only (--space varies)  Convs split by output channels
     input_channel_splits  the base's only (--space varies)  Convs summed over input-channel groups
 
@@ -102,18 +102,17 @@ def _regions(context: SpaceContext) -> tuple:
                     and r.name not in context.base.reserve_regions))
 
 
-LEVEL_PEAKS = (0.85, 0.7)
-"""Fractions of the largest on-chip bank ``split_limit`` takes with ``split_levels``: the whole
-room (the default, least MACC), or a smaller arena bought with more tiles. With them the search's
-front shows that trade (U-Net 512 on the STM32N6: 1017 KiB at +11.1 % MACC, 801 KiB at +11.2 %,
-699 KiB at +21.8 %)."""
-
-
 def _level_peaks(context: SpaceContext) -> tuple:
-    banks = [r.size for r in context.target.regions if r.on_chip and r.writable and r.holds_data]
+    """``split_limit`` values with ``split_levels``: the whole room (the default, fewest tiles),
+    then the size of every smaller on-chip bank, largest first. A peak that fits a smaller bank
+    puts the arena there, and the smaller banks are often the fast ones (the STM32N6's 448 KiB
+    npuRAMs: 6.4 GB/s, one cycle, against cpuRAM2's 1 MiB at 3.2 GB/s); more tiles buy it (U-Net
+    256: 727 KiB on chip in cpuRAM2 is slower than the hand configuration's 436 KiB in npuRAM3)."""
+    banks = sorted({r.size for r in context.target.regions if r.on_chip and r.writable and r.holds_data},
+                   reverse=True)
     if not banks or not (context.graph_split and context.tiling):
         return (context.base.split_limit,)
-    return (context.base.split_limit, *(int(max(banks) * fraction) for fraction in LEVEL_PEAKS))
+    return (context.base.split_limit, *banks[1:])
 
 
 def _has_external(context: SpaceContext) -> bool:
