@@ -28,6 +28,7 @@ import numpy as np
 
 from ..ir import Node
 from .catalogue import register
+from .overlap import NO_READ, nhwc_check
 from .overlap_blocked import conv_block_proof, conv_row_proof
 from .prepared import (
     folded_bias,
@@ -110,27 +111,85 @@ def depthwise_accepts(node: Node) -> str | None:
     return int8_refusal(node) or params_or_refusal(node)[1] or scratch_refusal(node, depthwise_scratch_bytes(node))
 
 
+BAND_ROWS = 16   # MCU_DW_BAND_ROWS of depthwise_mve.c
+
+
 def depthwise_constants(node: Node, params) -> dict[int, np.ndarray]:
-    """Depthwise weights ``[C, kH, kW, 1]`` -> "taps major" ``[kH*kW, C]``; bias' folded."""
+    """Depthwise weights ``[C, kH, kW, 1]`` -> "group major" ``[G][kH*kW][8]`` (G = ceil(C/8),
+    tail channels 0); the bias input -> ``[G][24]`` int32: bias', multipliers, shifts of the
+    group, each as its 4 even then 4 odd channels (the lanes of VMULLB / VMULLT; tail
+    channels 0, 0, -1), so that one vector load fetches each."""
     rows = weight_rows(node)   # [C, kH*kW]
-    return {1: np.ascontiguousarray(rows.T.reshape(-1), dtype=np.int8),
-            2: folded_bias(node, params.input_offset, rows)}
+    channels, taps = rows.shape
+    groups = -(-channels // 8)
+    padded = np.zeros((groups * 8, taps), dtype=np.int8)
+    padded[:channels] = rows
+    weights = padded.reshape(groups, 8, taps).transpose(0, 2, 1)
+    words = np.zeros((3, groups * 8), dtype=np.int64)   # bias', multipliers, shifts
+    words[2] = -1
+    words[0, :channels] = folded_bias(node, params.input_offset, rows)
+    words[1, :channels] = np.broadcast_to(np.asarray(params.output_multiplier, np.int64).reshape(-1), (channels,))
+    words[2, :channels] = np.broadcast_to(np.asarray(params.output_shift, np.int64).reshape(-1), (channels,))
+    blocks = words.reshape(3, groups, 4, 2).transpose(1, 0, 3, 2)   # [G][word][even / odd][4]
+    bias = blocks.astype(np.int32)
+    return {1: np.ascontiguousarray(weights.reshape(-1)), 2: np.ascontiguousarray(bias.reshape(-1))}
+
+
+def _has_band(node: Node) -> bool:
+    return tuple(node.attrs["dilations"]) == (1, 1) and node.inputs[1].shape[1] <= BAND_ROWS
+
+
+def _band_bytes(node: Node, groups: int) -> int:
+    """kH rows of ``(W_out - 1) * stride + kW`` band columns of 8 channels, ``groups`` groups."""
+    kernel_h, kernel_w = node.inputs[1].shape[1:3]
+    width = (node.outputs[0].shape[2] - 1) * node.attrs["strides"][1] + kernel_w
+    return kernel_h * width * 8 * groups
+
+
+def _row_order(node: Node) -> bool:
+    """The whole band (every group, the row order) when it fits the scratch budget; else one
+    group's band (the group order, no overlap)."""
+    groups = -(-node.inputs[0].shape[3] // 8)
+    return groups == 1 or scratch_refusal(node, _band_bytes(node, groups)) is None
 
 
 def depthwise_scratch_bytes(node: Node) -> int:
-    """The 3x3 path's padded band of three input rows (``mcu_runtime_mve.h``)."""
-    attrs, x, y = node.attrs, node.inputs[0], node.outputs[0]
-    if tuple(node.inputs[1].shape[1:3]) != (3, 3) or tuple(attrs["dilations"]) != (1, 1):
+    """The band of the band path (dilation 1): every group's, or one group's (``_row_order``)."""
+    if not _has_band(node):
         return 0
-    width = max(y.shape[2] * attrs["strides"][1] + 3, x.shape[2] + attrs["pads"][1])
-    return 3 * width * x.shape[3]
+    return _band_bytes(node, -(-node.inputs[0].shape[3] // 8) if _row_order(node) else 1)
+
+
+def depthwise_overlap(node: Node, value) -> int | str:
+    """Band path, row order: before its first store, output row y has copied every input row
+    up to y*sh - pt + kH - 1 into the ring, and rows in the ring are never read from the
+    input again, so after row y only input rows >= y*sh - pt + kH are read:
+
+        distance = max(0, max_y ((y+1) * W_out * C_out - max(0, y*sh - pt + kH) * W * C))
+
+    (rows past the input read nothing). Group order: each group's pass reads the whole input
+    again after the previous pass wrote every row, so no overlap. Pixel path (dilation > 1):
+    pixel units, each group stored before the next group's reads (the reference proof's
+    model, units of one output row)."""
+    refusal = nhwc_check(node, value)
+    if refusal or not _has_band(node):
+        return refusal or conv_row_proof(reads_first=False)(node, value)
+    if not _row_order(node):
+        return "channel-group order (scratch of one group's band): every pass reads the whole input"
+    _, height, width, channels = value.shape
+    _, out_height, out_width, out_channels = node.outputs[0].shape
+    rows = np.arange(out_height, dtype=np.int64) * node.attrs["strides"][0] - node.attrs["pads"][0] \
+        + node.inputs[1].shape[1]
+    read_low = np.where(rows < height, np.maximum(rows, 0) * width * channels * value.dtype.itemsize, NO_READ)
+    write_end = (np.arange(out_height, dtype=np.int64) + 1) * out_width * out_channels * node.outputs[0].dtype.itemsize
+    return int(max(0, np.max(write_end - read_low)))
 
 
 MVE_DEPTHWISE = register(KernelVariant(
     "mve-depthwise", ("Conv",), "int8 depthwise conv (multiplier 1), 8 channels per vector, VMULLB/T (Helium)",
     rank=RANK, runs_on=has_mve, core_requirement=MVE_CORES, accepts=depthwise_accepts,
     scratch_bytes=depthwise_scratch_bytes, overlap="proved",
-    overlap_proof=conv_row_proof(reads_first=False), function_suffix="_mve",
+    overlap_proof=depthwise_overlap, function_suffix="_mve",
     sources=("mve/depthwise_mve.c",), headers=HEADERS, prepare_constants=depthwise_constants,
     scratch_check=scratch_call("mcu_depthwise_conv2d_s8_mve_scratch_size")))
 
