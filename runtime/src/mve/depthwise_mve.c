@@ -37,6 +37,11 @@
 #include "mcu_runtime_mve.h"
 
 #define MCU_DW_BAND_ROWS 16   /* the band path's largest kernel height */
+#if defined(__GNUC__)
+#define MCU_DW_INLINE static inline __attribute__((always_inline))   /* sums stay in registers */
+#else
+#define MCU_DW_INLINE static inline
+#endif
 
 typedef struct {
     const mcu_depthwise_params *params;
@@ -171,7 +176,7 @@ static void fill_row(const depthwise_shape *shape, const int8_t *in, int32_t bat
     "vmullt.s16 q7, q6, q4\n\t"               \
     "vadd.i32 %q[d], %q[d], q7\n\t"
 
-static void pair_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset, int32_t step,
+MCU_DW_INLINE void pair_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset, int32_t step,
                       const int8_t *w, mcu_s32x4 sums[4]) {
     mcu_s32x4 a = sums[0], b = sums[1], c = sums[2], d = sums[3];
     const int8_t *x, *y;
@@ -214,7 +219,7 @@ static void pair_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kerne
 }
 #undef MCU_DW_TAP
 #else
-static void pair_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset, int32_t step,
+MCU_DW_INLINE void pair_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset, int32_t step,
                       const int8_t *w, mcu_s32x4 sums[4]) {
     for (int32_t i = 0; i < kernel_h; ++i) {
         const int8_t *x = rows[i] + offset;
@@ -239,7 +244,7 @@ static void pair_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kerne
     "vadd.i32 %q[b], %q[b], q6\n\t"
 
 /* One pixel (the last of an odd row): 6 instructions per tap for 8 MACs. */
-static void single_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset,
+MCU_DW_INLINE void single_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset,
                         const int8_t *w, mcu_s32x4 sums[2]) {
     mcu_s32x4 a = sums[0], b = sums[1];
     const int8_t *x;
@@ -266,7 +271,7 @@ static void single_taps(const int8_t *const *rows, int32_t kernel_h, int32_t ker
 
 /* store_group for two pixels of a full group whose shifts are all <= -1, the scales loaded
  * once for both (block: the group's prepared words): 34 instructions for 16 outputs. */
-static void store_pair_right(const int32_t *block, const mcu_s32x4 sums[4], int32_t offset, int32_t low,
+MCU_DW_INLINE void store_pair_right(const int32_t *block, const mcu_s32x4 sums[4], int32_t offset, int32_t low,
                              int32_t high, int8_t *first, int8_t *second) {
     mcu_s32x4 a = sums[0], b = sums[1], c = sums[2], d = sums[3];
 #define MCU_DW_ROUND(v) "vshr.s32 q4, %q[" v "], #31\n\tvqadd.s32 %q[" v "], %q[" v "], q4\n\t"
@@ -304,9 +309,39 @@ static void store_pair_right(const int32_t *block, const mcu_s32x4 sums[4], int3
         : "q4", "q5", "q6", "q7", "memory");
 #undef MCU_DW_ROUND
 }
+
+/* The same for one pixel: 20 instructions for 8 outputs. */
+MCU_DW_INLINE void store_single_right(const int32_t *block, const mcu_s32x4 sums[2], int32_t offset, int32_t low,
+                               int32_t high, int8_t *out) {
+    mcu_s32x4 a = sums[0], b = sums[1];
+    __asm__ volatile(
+        "vldrw.32 q4, [%[s], #32]\n\t"
+        "vldrw.32 q5, [%[s], #48]\n\t"
+        "vqrdmulh.s32 %q[a], %q[a], q4\n\t"
+        "vqrdmulh.s32 %q[b], %q[b], q5\n\t"
+        "vshr.s32 q4, %q[a], #31\n\t"
+        "vqadd.s32 %q[a], %q[a], q4\n\t"
+        "vshr.s32 q4, %q[b], #31\n\t"
+        "vqadd.s32 %q[b], %q[b], q4\n\t"
+        "vldrw.32 q4, [%[s], #64]\n\t"
+        "vldrw.32 q5, [%[s], #80]\n\t"
+        "vrshl.s32 %q[a], %q[a], q4\n\t"
+        "vrshl.s32 %q[b], %q[b], q5\n\t"
+        "vqmovnb.s32 q6, %q[a]\n\t"
+        "vqmovnt.s32 q6, %q[b]\n\t"
+        "vqadd.s16 q6, q6, %[offset]\n\t"
+        "vdup.16 q4, %[low]\n\t"
+        "vdup.16 q5, %[high]\n\t"
+        "vmax.s16 q6, q6, q4\n\t"
+        "vmin.s16 q6, q6, q5\n\t"
+        "vstrb.16 q6, [%[out]]\n\t"
+        : [a] "+w"(a), [b] "+w"(b)
+        : [s] "r"(block), [offset] "r"(offset), [low] "r"(low), [high] "r"(high), [out] "l"(out)
+        : "q4", "q5", "q6", "memory");
+}
 #else
 /* One pixel (the last of an odd row). */
-static void single_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset,
+MCU_DW_INLINE void single_taps(const int8_t *const *rows, int32_t kernel_h, int32_t kernel_w, int32_t offset,
                         const int8_t *w, mcu_s32x4 sums[2]) {
     for (int32_t i = 0; i < kernel_h; ++i) {
         const int8_t *x = rows[i] + offset;
@@ -319,24 +354,50 @@ static void single_taps(const int8_t *const *rows, int32_t kernel_h, int32_t ker
 }
 #endif
 
+#if MCU_MVE_NATIVE
+/* band_row for `groups` consecutive full groups whose shifts are all <= -1, from the band
+ * rows of the first (group q's rows are q * group_bytes further): one set-up per output row,
+ * per group two bias loads, the output stage in asm (out: the first group's channel 0 of the
+ * row's first pixel). */
+__attribute__((noinline)) static void band_row_right(const depthwise_shape *shape, const int8_t *const *rows,
+                                                     int32_t first, int32_t groups, int32_t group_bytes,
+                                                     int8_t *out) {
+    int32_t kernel_h = shape->w_dims->h, kernel_w = shape->w_dims->w, width = shape->out_dims->w;
+    int32_t step = shape->params->stride_w * 8, pixel_stride = mcu_pixel_stride(shape->out_dims);
+    int32_t offset = shape->quant->output_offset, low = shape->params->activation.min;
+    int32_t high = shape->params->activation.max, group_weights = shape->taps * 8;
+    const int8_t *w = shape->weights + first * group_weights;
+    const int32_t *block = shape->bias + first * MCU_DW_GROUP_WORDS;
+    out += 8 * first;
+    for (int32_t q = 0; q < groups; ++q, w += group_weights, block += MCU_DW_GROUP_WORDS, out += 8) {
+        mcu_s32x4 even = mcu_vld_s32(block), odd = mcu_vld_s32(block + 4);
+        int32_t pixel = 0, band_offset = q * group_bytes;
+        int8_t *target = out;
+        for (; pixel + 1 < width; pixel += 2, target += 2 * pixel_stride, band_offset += 2 * step) {
+            mcu_s32x4 sums[4] = {even, odd, even, odd};
+            pair_taps(rows, kernel_h, kernel_w, band_offset, step, w, sums);
+            store_pair_right(block, sums, offset, low, high, target, target + pixel_stride);
+        }
+        if (pixel < width) {
+            mcu_s32x4 sums[2] = {even, odd};
+            single_taps(rows, kernel_h, kernel_w, band_offset, w, sums);
+            store_single_right(block, sums, offset, low, high, target);
+        }
+    }
+}
+#endif
+
 /* Output row of group `group` from the band rows `rows` (kH pointers, band column 0). */
 static void band_row(const depthwise_shape *shape, const int8_t *const *rows, int32_t group, int8_t *out) {
     int32_t kernel_h = shape->w_dims->h, kernel_w = shape->w_dims->w, width = shape->out_dims->w;
     int32_t step = shape->params->stride_w * 8, pixel_stride = mcu_pixel_stride(shape->out_dims);
     const int8_t *w = shape->weights + group * shape->taps * 8;
+    out += 8 * group;
     group_output output = output_of(shape, group);
     int32_t pixel = 0;
-    out += 8 * group;
     for (; pixel + 1 < width; pixel += 2, out += 2 * pixel_stride) {
         mcu_s32x4 sums[4] = {output.scales.bias[0], output.scales.bias[1], output.scales.bias[0], output.scales.bias[1]};
         pair_taps(rows, kernel_h, kernel_w, pixel * step, step, w, sums);
-#if MCU_MVE_NATIVE
-        if (output.full && output.right_shifts) {   /* one asm block for both pixels */
-            store_pair_right(shape->bias + group * MCU_DW_GROUP_WORDS, sums, output.offset,
-                             shape->params->activation.min, shape->params->activation.max, out, out + pixel_stride);
-            continue;
-        }
-#endif
         store_group(&output, sums[0], sums[1], out);
         store_group(&output, sums[2], sums[3], out + pixel_stride);
     }
@@ -370,7 +431,18 @@ static void band_pass(const depthwise_shape *shape, const int8_t *in, int32_t ba
             }
             slots[i] = slot;
         }
-        for (int32_t q = 0; q < count; ++q) {
+        int32_t q = 0;
+#if MCU_MVE_NATIVE
+        if (shape->right_shifts) {   /* the full groups in one call */
+            int32_t full = (shape->in_dims->c - 8 * first) / 8 < count ? (shape->in_dims->c - 8 * first) / 8 : count;
+            for (int32_t i = 0; i < kernel_h; ++i) {
+                rows[i] = band + slots[i] * count * group_bytes;
+            }
+            band_row_right(shape, rows, first, full, group_bytes, out);
+            q = full;
+        }
+#endif
+        for (; q < count; ++q) {
             for (int32_t i = 0; i < kernel_h; ++i) {
                 rows[i] = band + (slots[i] * count + q) * group_bytes;
             }
