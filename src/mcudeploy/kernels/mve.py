@@ -75,9 +75,11 @@ def conv_accepts(node: Node) -> str | None:
 
 
 def _pointwise_in_place(node: Node) -> bool:
+    """1x1, stride 1, no padding: rows read in place (Kp - K bytes past a row are multiplied by
+    the zero padding of the weight rows; the last pair uses the columns, conv_mve.c)."""
     attrs, x, w, y = node.attrs, node.inputs[0], node.inputs[1], node.outputs[0]
     return (tuple(w.shape[1:3]) == (1, 1) and tuple(attrs["strides"]) == (1, 1) and not any(attrs["pads"])
-            and x.shape[1:3] == y.shape[1:3] and x.shape[3] % 16 == 0)
+            and x.shape[1:3] == y.shape[1:3])
 
 
 def conv_overlap(node: Node, value) -> int | str:
@@ -87,7 +89,9 @@ def conv_overlap(node: Node, value) -> int | str:
 
 
 def conv_scratch_bytes(node: Node) -> int:
-    return 0 if _pointwise_in_place(node) else 2 * row_length(int(np.prod(node.inputs[1].shape[1:])))
+    if _pointwise_in_place(node) and node.inputs[0].shape[3] % 16 == 0:
+        return 0
+    return 2 * row_length(int(np.prod(node.inputs[1].shape[1:])))
 
 
 def dot_constants(node: Node, params) -> dict[int, np.ndarray]:

@@ -1,4 +1,4 @@
-"""The Helium depthwise kernel (runtime/src/mve/depthwise_mve.c, kernels/mve.py) bit for bit
+"""The Helium depthwise and pointwise kernels (runtime/src/mve/depthwise_mve.c, conv_mve.c,
 against ``run_int``: its band path (dilation 1: ring of input rows, pixel pairs, 3x3 unrolled,
 other kernel sizes looped, odd widths, stride 1 / 2, the C % 8 tail group, both loop orders)
 and its pixel path (dilation 2), on the host (portable definitions) and under QEMU Cortex-M55
@@ -97,3 +97,28 @@ def test_mobilenet_depthwise_layers_all_take_the_helium_kernel():
     deployment = deploy(shared_model("mlperf_tiny/mobilenetv1_vww_int8.tflite"), DeploymentOptions(target="stm32n6"))
     depthwise = [n for n in deployment.graph.nodes if n.op == "Conv" and n.attrs.get("group", 1) > 1]
     assert depthwise and all(deployment.kernels.variant(n).name == "mve-depthwise" for n in depthwise)
+
+
+# -- the pointwise conv with K % 16 != 0, read in place (conv_mve.c) -------------------------
+POINTWISE = [{"op": "Conv", "shape": (1, h, w, c), "kernel": (1, 1), "out": out, "zero_point": zp}
+             for (h, w, c, out, zp) in [(5, 7, 8, 16, None), (3, 3, 3, 8, "low"), (4, 5, 24, 7, "high"),
+                                        (1, 1, 5, 4, None), (6, 3, 17, 32, None)]]
+
+
+def test_pointwise_small_depth_reads_in_place_on_the_host():
+    from mcudeploy.kernels.mve import _pointwise_in_place, conv_scratch_bytes
+    graph, feeds = case_graph(POINTWISE, 4)
+    nodes = [n for n in graph.nodes if n.op == "Conv"]
+    assert all(_pointwise_in_place(n) for n in nodes)
+    assert [conv_scratch_bytes(n) for n in nodes] == [32, 32, 64, 32, 64]   # the last pair's columns
+    wrong, deployment = mismatches(graph, feeds, "stm32n6", "host")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["mve-conv"] == len(POINTWISE)
+
+
+@pytest.mark.slow
+@needs_toolchain
+def test_pointwise_small_depth_under_qemu_m55():
+    graph, feeds = case_graph(POINTWISE, 6)
+    wrong, _ = mismatches(graph, feeds, "stm32n6", "qemu-m55")
+    assert not wrong, wrong
