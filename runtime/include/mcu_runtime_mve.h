@@ -32,7 +32,7 @@ extern "C" {
 
 /* Conv, groups = 1 (in c == w c), any kernel size, stride, dilation and padding.
  * w: quad rows; bias: bias'. Scratch: two columns of Kp bytes (none for a pointwise conv with
- * C % 16 == 0). */
+ * C % 16 == 0; a pointwise conv reads its rows in place, the columns only for its last pair). */
 int32_t mcu_conv2d_s8_mve_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *params,
@@ -41,9 +41,14 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
                              const mcu_dims *out_dims, int8_t *out);
 
 /* Depthwise conv, depth multiplier 1 (w_dims = {C, kH, kW, 1}, out c = in c), any kernel
- * size, stride, dilation and padding. w: "taps major", [kH*kW, C] (TFLite's [1, kH, kW, C]):
- * tap t of channel c at byte t*C + c; bias: bias'. Scratch (3x3, dilation 1 only): three
- * zero-point-padded input rows, 3 * max(W_out * stride_w + 3, W_in + pad_left) * C bytes. */
+ * size, stride, dilation and padding. G = ceil(C/8) groups of 8 channels. w: "group major",
+ * [G][kH*kW][8]: tap t of channel c at byte ((c/8)*kH*kW + t)*8 + c%8 (channels >= C: 0);
+ * bias: not bias' but G blocks of 24 int32, per group bias', multipliers and shifts, each as
+ * the group's channels 0, 2, 4, 6 then 1, 3, 5, 7 (channels >= C: 0, 0, -1); quant->multiplier
+ * is not read. Scratch (dilation 1, kH <= 16): kH * ((W_out - 1) * stride_w + kW) * 8 bytes
+ * (one group's band: a pass per group, "group order"), or G times that (every group: one
+ * pass, "row order", what mcudeploy gives when it fits its scratch budget); the kernel takes
+ * the row order when ctx->size allows it. */
 int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *params, const mcu_dims *in_dims,
                                                  const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwise_params *params,

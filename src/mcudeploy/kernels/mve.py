@@ -6,10 +6,16 @@ Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55
 
 * ``mve-conv``: int8 im2col (MVE copies), 2 pixels x 4 output channels, VMLADAVA.S8, the
   input offset folded into the bias; scratch 2*Kp bytes (none for a pointwise 1x1 with
-  C % 16 == 0, read in place); blocks of 2 pixels, read first unless read in place.
-* ``mve-depthwise``: 8 channels per vector (16-bit lanes), VMULLB / VMULLT, by output rows,
-  a zero-point-padded band of three input rows for 3x3 kernels, pixel pairs sharing the
-  weight loads, offset folded; scratch the band (3x3 only); units of one output row.
+  C % 16 == 0); a pointwise 1x1 reads its rows in place for any C (the Kp - K bytes past a
+  row meet the zero padding of the weight rows; the last pair goes through the columns);
+  blocks of 2 pixels, read first unless read in place.
+* ``mve-depthwise``: groups of 8 channels (16-bit lanes, VMULLB / VMULLT), dilation 1 through
+  a ring of kH zero-point-padded input rows stored group-major (every tap 8 bytes further:
+  post-increment loads), pixel pairs sharing the weight loads, the output stage of a row's
+  full groups in asm; dilation > 1 pixel by pixel. Scratch: the band of every group (row
+  order; overlap by :func:`depthwise_overlap`: after output row y only input rows from
+  y*sh - pt + kH on are read) when it fits the scratch budget, else one group's band (group
+  order, no overlap).
 * ``mve-fully-connected``: the conv's 2x4 blocks with rows as pixels; scratch 2*Kp when
   K % 16 != 0; no overlap.
 * ``mve-elementwise``: Add / Mul without broadcasting, 4 elements per int32 vector; no
@@ -19,7 +25,8 @@ Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55
 
 Offline preparation (``prepare_constants``): weight rows padded to ``Kp = ceil16(K)`` and
 interleaved 16 bytes at a time by blocks of four output channels (:func:`quad_rows`); the
-input offset folded into the bias (:func:`.prepared.folded_bias`). The requantization
+input offset folded into the bias (:func:`.prepared.folded_bias`); depthwise weights group
+major and its bias, multipliers and shifts in one block per group (:func:`depthwise_constants`). The requantization
 (VQRDMULH, VRSHL with a sign fix-up) is exact for every int32 accumulator: no bound to check.
 """
 from __future__ import annotations
