@@ -4,7 +4,9 @@
  *
  * Two output pixels at a time: im2col copies each pixel's receptive field, K = kH*kW*C raw
  * int8 values in the weights' (i, j, c) order, into an int8 column of Kp = ceil16(K) bytes
- * (padding taps = the input zero point, with MVE copies of whole kernel rows or taps), then
+ * (padding taps = the input zero point, with MVE copies of whole kernel rows or taps, one
+ * predicated copy per kernel row when a row is at most 16 bytes; the K..Kp tail is left as it
+ * is, its weights are 0), then
  * 2 columns x 4 output channels per block, 8 VMLADAVA.S8 per 16 k (mcu_mve_gemm.h):
  *
  *   acc[p, o] = bias'[o] + sum_k W[o, k] * X_p[k],   bias'[o] = bias[o] + input_offset * sum_k W[o, k]
@@ -39,9 +41,20 @@ static void field(const conv_shape *shape, const int8_t *in, int32_t pixel, int8
     const mcu_dims *in_dims = shape->in_dims, *out_dims = shape->out_dims;
     int32_t x = pixel % out_dims->w, y = (pixel / out_dims->w) % out_dims->h, batch = pixel / (out_dims->w * out_dims->h);
     int32_t channels = in_dims->c, kernel_w = shape->w_dims->w, taps_row = kernel_w * channels;
-    int32_t in_x0 = x * p->stride_w - p->pad_left;
+    int32_t in_x0 = x * p->stride_w - p->pad_left, in_y0 = y * p->stride_h - p->pad_top;
     int32_t whole = p->dilation_w == 1 && in_x0 >= 0 && in_x0 + kernel_w <= in_dims->w;
     int8_t *cursor = column;
+    if (whole && taps_row <= 16 && in_y0 >= 0 && in_y0 + (shape->w_dims->h - 1) * p->dilation_h < in_dims->h) {
+        /* an inside window of short kernel rows (first layers, C = 1..5): one predicated
+         * copy per kernel row */
+        mcu_pred lanes = mcu_vctp8(taps_row);
+        int32_t row_step = p->dilation_h * in_dims->w * channels;
+        const int8_t *source = in + ((batch * in_dims->h + in_y0) * in_dims->w + in_x0) * channels;
+        for (int32_t i = 0; i < shape->w_dims->h; ++i, cursor += taps_row, source += row_step) {
+            mcu_vst_s8_p(cursor, mcu_vld_s8_z(source, lanes), lanes);
+        }
+        return;   /* the K..Kp tail: anything (zero weights) */
+    }
     for (int32_t i = 0; i < shape->w_dims->h; ++i, cursor += taps_row) {
         int32_t in_y = y * p->stride_h - p->pad_top + i * p->dilation_h;
         if (in_y < 0 || in_y >= in_dims->h) {
@@ -62,7 +75,7 @@ static void field(const conv_shape *shape, const int8_t *in, int32_t pixel, int8
             }
         }
     }
-    mcu_mve_fill(cursor, 0, shape->row - shape->depth);
+    (void)cursor;   /* the K..Kp tail: anything, its weights are 0 (mcu_mve_gemm.h) */
 }
 
 
