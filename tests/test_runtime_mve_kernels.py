@@ -1,8 +1,9 @@
 """The Helium depthwise and pointwise kernels (runtime/src/mve/depthwise_mve.c, conv_mve.c,
-against ``run_int``: its band path (dilation 1: ring of input rows, pixel pairs, 3x3 unrolled,
-other kernel sizes looped, odd widths, stride 1 / 2, the C % 8 tail group, both loop orders)
-and its pixel path (dilation 2), on the host (portable definitions) and under QEMU Cortex-M55
-(the instructions). Also its overlap rule against a simulation of the kernel's access order."""
+kernels/mve.py) bit for bit against ``run_int``: the depthwise band path (dilation 1: ring of
+input rows, pixel pairs, 3x3 unrolled, other kernel sizes looped, odd widths, stride 1 / 2, the
+C % 8 tail group, both loop orders) and pixel path (dilation 2); the pointwise conv read in
+place with C % 16 != 0; on the host (portable definitions) and under QEMU Cortex-M55 (the
+instructions). Also the depthwise overlap rule against a simulation of its access order."""
 from __future__ import annotations
 
 import numpy as np
