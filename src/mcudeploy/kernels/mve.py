@@ -52,7 +52,7 @@ from .variant import KernelVariant
 RANK = 20   # above the DSP variants
 MVE_CORES = "the M-profile Vector Extension (Helium: Cortex-M55 / M85)"
 HEADERS = ("include/mcu_runtime_mve.h", "src/mcu_variants.h", "src/mve/mcu_mve_simd.h",
-           "src/mve/mcu_mve_internal.h", "src/mve/mcu_mve_gemm.h")
+           "src/mve/mcu_mve_internal.h", "src/mve/mcu_mve_gemm.h", "src/mve/mcu_mve_depthwise_taps.h")
 
 
 def has_mve(core) -> bool:
