@@ -1,7 +1,7 @@
 """The Helium depthwise and pointwise kernels (runtime/src/mve/depthwise_mve.c, conv_mve.c,
 kernels/mve.py) bit for bit against ``run_int``: the depthwise band path (dilation 1: ring of
 input rows, pixel pairs, 3x3 unrolled, other kernel sizes looped, odd widths, stride 1 / 2, the
-C % 8 tail group, both loop orders) and pixel path (dilation 2); the pointwise conv read in
+C % 8 tail group) and pixel path (dilation 2, a band above the budget); the pointwise conv read in
 place with C % 16 != 0; on the host (portable definitions) and under QEMU Cortex-M55 (the
 instructions). Also the depthwise overlap rule against a simulation of its access order."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from conftest import shared_model
 from kernel_cases import case_graph, mismatches
 from mcudeploy.driver import deploy
-from mcudeploy.kernels.mve import _row_order, depthwise_overlap, depthwise_scratch_bytes
+from mcudeploy.kernels.mve import _band_fits, depthwise_overlap, depthwise_scratch_bytes
 from mcudeploy.options import DeploymentOptions
 from test_codegen_qemu import needs_toolchain
 
@@ -34,13 +34,13 @@ def depthwise_cases() -> list[dict]:
     return cases
 
 
-def test_band_orders_and_scratch():
+def test_band_or_pixel_path_and_scratch():
     graph, _ = case_graph(depthwise_cases(), 5)
     nodes = {node.name: node for node in graph.nodes}
-    assert _row_order(nodes["conv0"]) and depthwise_scratch_bytes(nodes["conv0"]) == 3 * 7 * 8 * 8
+    assert _band_fits(nodes["conv0"]) and depthwise_scratch_bytes(nodes["conv0"]) == 3 * 7 * 8 * 8
     wide = nodes["conv7"]   # 3x3x256 on a 3x3 image: the whole band is above the budget
-    assert not _row_order(wide) and depthwise_scratch_bytes(wide) == 3 * 5 * 8
-    assert isinstance(depthwise_overlap(wide, wide.inputs[0]), str)
+    assert not _band_fits(wide) and depthwise_scratch_bytes(wide) == 0   # the pixel path
+    assert isinstance(depthwise_overlap(wide, wide.inputs[0]), int)
     assert depthwise_scratch_bytes(nodes["conv10"]) == 0
 
 
@@ -87,10 +87,10 @@ def _simulated_distance(node) -> int:
 
 
 @pytest.mark.parametrize("index", [0, 1, 2, 3, 4, 5, 6, 9])
-def test_row_order_overlap_matches_the_access_order(index):
+def test_band_overlap_matches_the_access_order(index):
     graph, _ = case_graph(depthwise_cases(), 3)
     node = next(n for n in graph.nodes if n.name == f"conv{index}")
-    assert _row_order(node)
+    assert _band_fits(node)
     assert depthwise_overlap(node, node.inputs[0]) == _simulated_distance(node)
 
 

@@ -45,10 +45,9 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
  * [G][kH*kW][8]: tap t of channel c at byte ((c/8)*kH*kW + t)*8 + c%8 (channels >= C: 0);
  * bias: not bias' but G blocks of 24 int32, per group bias', multipliers and shifts, each as
  * the group's channels 0, 2, 4, 6 then 1, 3, 5, 7 (channels >= C: 0, 0, -1); quant->multiplier
- * is not read. Scratch (dilation 1, kH <= 16): kH * ((W_out - 1) * stride_w + kW) * 8 bytes
- * (one group's band: a pass per group, "group order"), or G times that (every group: one
- * pass, "row order", what mcudeploy gives when it fits its scratch budget); the kernel takes
- * the row order when ctx->size allows it. */
+ * is not read. Scratch: optional (scratch_size returns 0); with at least G * kH *
+ * ((W_out - 1) * stride_w + kW) * 8 bytes (dilation 1, kH <= 16) the band path runs, else the
+ * pixel path. */
 int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *params, const mcu_dims *in_dims,
                                                  const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwise_params *params,

@@ -25,12 +25,13 @@
  * Weights "group major" ([G][kH*kW][8], tail channels 0) and bias' [G][even 4, odd 4]
  * (mcu_runtime_mve.h), prepared offline by mcudeploy (kernels/mve.py).
  *
- * Loop order and the overlap proof (kernels/mve.py, depthwise_overlap). Scratch of the whole
- * band (kH rows x all groups) -> "row order": per output row, first the input rows it needs
- * that are not yet in the ring are copied, then all its pixels are stored; the rows in the
- * ring are never read from the input again, so after row y's stores the input is read only
- * from row y*sh - pt + kH on. Scratch of one group's band only -> "group order": a pass per
- * group over every output row (the input is read again by each pass: no overlap).
+ * Loop order and the overlap proof (kernels/mve.py, depthwise_overlap). The band path runs
+ * when the scratch holds the whole band (kH rows x every group): per output row, first the
+ * input rows it needs that are not yet in the ring are copied, then all its pixels are
+ * stored; rows in the ring are never read from the input again, so after row y's stores the
+ * input is read only from row y*sh - pt + kH on. Without that scratch (dilation > 1, or a
+ * band above mcudeploy's scratch budget) the pixel path: each pixel's groups read, then
+ * stored, pixel after pixel.
  */
 #include "mcu_mve_internal.h"
 #include "mcu_variants.h"
@@ -298,11 +299,8 @@ static void pixel_pass(const depthwise_shape *shape, const int8_t *in, int32_t b
 
 int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *params, const mcu_dims *in_dims,
                                                  const mcu_dims *w_dims, const mcu_dims *out_dims) {
-    if (params == NULL || !mcu_dims_valid(in_dims) || !mcu_out_dims_valid(out_dims) || w_dims == NULL
-        || w_dims->h < 1 || w_dims->w < 1 || !has_band(params, w_dims)) {
-        return 0;
-    }
-    return band_bytes(params, w_dims, out_dims, 1);
+    (void)params, (void)in_dims, (void)w_dims, (void)out_dims;
+    return 0;   /* the scratch is optional: with the whole band the band path runs (file comment) */
 }
 
 mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwise_params *params,
@@ -314,21 +312,15 @@ mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwi
     }
     depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, w,
                              mcu_mve_all_right_shifts(quant->shift, in_dims->c), w_dims->h * w_dims->w};
-    int32_t needed = mcu_depthwise_conv2d_s8_mve_scratch_size(params, in_dims, w_dims, out_dims);
-    if (needed > 0 && (ctx == NULL || ctx->buffer == NULL || ctx->size < needed)) {
-        return MCU_ERR_SCRATCH;
-    }
     int32_t groups = (in_dims->c + 7) / 8;
-    /* the row order when the scratch holds every group's band (see the file comment) */
-    int32_t per_pass = needed > 0 && ctx->size >= band_bytes(params, w_dims, out_dims, groups) ? groups : 1;
+    int32_t band = has_band(params, w_dims) && ctx != NULL && ctx->buffer != NULL
+                   && ctx->size >= band_bytes(params, w_dims, out_dims, groups);
     int32_t batch_bytes = out_dims->h * out_dims->w * mcu_pixel_stride(out_dims);
     for (int32_t n = 0; n < out_dims->n; ++n, out += batch_bytes) {
-        if (needed == 0) {
+        if (band) {
+            band_pass(&shape, in, n, 0, groups, (int8_t *)ctx->buffer, out);
+        } else {
             pixel_pass(&shape, in, n, out);
-            continue;
-        }
-        for (int32_t first = 0; first < groups; first += per_pass) {
-            band_pass(&shape, in, n, first, per_pass, (int8_t *)ctx->buffer, out);
         }
     }
     return MCU_OK;

@@ -12,10 +12,10 @@ Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55
 * ``mve-depthwise``: groups of 8 channels (16-bit lanes, VMULLB / VMULLT), dilation 1 through
   a ring of kH zero-point-padded input rows stored group-major (every tap 8 bytes further:
   post-increment loads), pixel pairs sharing the weight loads, the output stage of a row's
-  full groups in asm; dilation > 1 pixel by pixel. Scratch: the band of every group (row
-  order; overlap by :func:`depthwise_overlap`: after output row y only input rows from
-  y*sh - pt + kH on are read) when it fits the scratch budget, else one group's band (group
-  order, no overlap).
+  full groups in asm; scratch the band (kH rows x every group) when it fits the scratch
+  budget; otherwise (or dilation > 1) pixel by pixel without scratch. Overlap:
+  :func:`depthwise_overlap` (band: after output row y only input rows from y*sh - pt + kH on
+  are read).
 * ``mve-fully-connected``: the conv's 2x4 blocks with rows as pixels; scratch 2*Kp when
   K % 16 != 0; no overlap.
 * ``mve-elementwise``: Add / Mul without broadcasting, 4 elements per int32 vector; no
@@ -157,36 +157,30 @@ def _band_bytes(node: Node, groups: int) -> int:
     return kernel_h * width * 8 * groups
 
 
-def _row_order(node: Node) -> bool:
-    """The whole band (every group, the row order) when it fits the scratch budget; else one
-    group's band (the group order, no overlap)."""
+def _band_fits(node: Node) -> bool:
+    """The band path: dilation 1 and the whole band (every group) within the scratch budget;
+    otherwise the pixel path, without scratch."""
     groups = -(-node.inputs[0].shape[3] // 8)
-    return groups == 1 or scratch_refusal(node, _band_bytes(node, groups)) is None
+    return _has_band(node) and scratch_refusal(node, _band_bytes(node, groups)) is None
 
 
 def depthwise_scratch_bytes(node: Node) -> int:
-    """The band of the band path (dilation 1): every group's, or one group's (``_row_order``)."""
-    if not _has_band(node):
-        return 0
-    return _band_bytes(node, -(-node.inputs[0].shape[3] // 8) if _row_order(node) else 1)
+    """The band path's band of kH rows x every group (``mcu_runtime_mve.h``), or none."""
+    return _band_bytes(node, -(-node.inputs[0].shape[3] // 8)) if _band_fits(node) else 0
 
 
 def depthwise_overlap(node: Node, value) -> int | str:
-    """Band path, row order: before its first store, output row y has copied every input row
-    up to y*sh - pt + kH - 1 into the ring, and rows in the ring are never read from the
-    input again, so after row y only input rows >= y*sh - pt + kH are read:
+    """Band path: before its first store, output row y has copied every input row up to
+    y*sh - pt + kH - 1 into the ring, and rows in the ring are never read from the input
+    again, so after row y only input rows >= y*sh - pt + kH are read:
 
         distance = max(0, max_y ((y+1) * W_out * C_out - max(0, y*sh - pt + kH) * W * C))
 
-    (rows past the input read nothing). Group order: each group's pass reads the whole input
-    again after the previous pass wrote every row, so no overlap. Pixel path (dilation > 1):
-    pixel units, each group stored before the next group's reads (the reference proof's
-    model, units of one output row)."""
+    (rows past the input read nothing). Pixel path: pixel units, each group stored before
+    the next group's reads (the model of conv_row_proof with units of one output row)."""
     refusal = nhwc_check(node, value)
-    if refusal or not _has_band(node):
+    if refusal or not _band_fits(node):
         return refusal or conv_row_proof(reads_first=False)(node, value)
-    if not _row_order(node):
-        return "channel-group order (scratch of one group's band): every pass reads the whole input"
     _, height, width, channels = value.shape
     _, out_height, out_width, out_channels = node.outputs[0].shape
     rows = np.arange(out_height, dtype=np.int64) * node.attrs["strides"][0] - node.attrs["pads"][0] \
