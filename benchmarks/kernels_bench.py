@@ -167,8 +167,7 @@ NOTES = ["", "Arena: the optimised variants need scratch (im2col columns, the He
          "or whole output rows before the next reads (their proofs: src/mcudeploy/kernels/overlap_blocked.py). "
          "The rule that keeps the smaller kernel (src/mcudeploy/kernels/prepared.py, scratch_refusal): a variant "
          "whose scratch exceeds max(1 KiB, (input + output bytes) / 2) is refused and the next one runs (the "
-         "Helium depthwise then takes one channel group's band instead of every group's, and gives up overlap: "
-         "MobileNet's last 3x3x256 layer); a fully connected layer never takes a q15 copy of its input (a K = 4000 layer needed 16 KB of "
+         "Helium depthwise then runs its pixel path without scratch: MobileNet's last 3x3x256 layer); a fully connected layer never takes a q15 copy of its input (a K = 4000 layer needed 16 KB of "
          "scratch for 4 bytes of output and saved 2 instructions per 8 MACs). The arena difference per model is "
          "the table's; `[kernels] variant = \"reference\"` gives the reference arena.",
          "", "Code: the optimised kernels replace the reference ones in the image (the reference functions the "
