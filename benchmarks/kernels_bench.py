@@ -1,8 +1,10 @@
 """Benchmark: the optimised kernel variants (DSP extension on Cortex-M4, Helium on Cortex-M55)
 against the reference kernels and against Arm's CMSIS-NN, on every full-integer shared model.
 
-Run ``python benchmarks/kernels_bench.py`` (about five minutes on 2 cores). Writes
-``benchmarks/results/kernels.md`` and ``kernels.json``.
+Run ``python benchmarks/kernels_bench.py`` (about five minutes on 2 idle cores). Writes
+``benchmarks/results/kernels.md`` and ``kernels.json``. ``--models M.. --cores M4 --keep``
+re-measures only the optimised kernels of those models on that core and keeps every other
+row (and the reference measurements, whose code did not change) from ``kernels.json``.
 
 Per model and core (M4: target stm32h743 on QEMU mps2-an386, DSP variants; M55: target
 stm32n6 on QEMU mps3-an547, Helium variants) and per kernel choice (``reference``: the
@@ -27,6 +29,7 @@ import logging
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -175,11 +178,13 @@ NOTES = ["", "Arena: the optimised variants need scratch (im2col columns, the He
          "Helium has none."]
 
 
-def write_markdown(rows: dict) -> str:
+def write_markdown(rows: dict, arguments: str = "") -> str:
     gcc = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     lines = ["# Optimised kernels (DSP extension, Helium) against the reference kernels and CMSIS-NN", "",
-             f"`python benchmarks/kernels_bench.py` on {platform.machine()} ({os.cpu_count()} CPUs); {gcc}; {qemu}. "
+             f"`python benchmarks/kernels_bench.py {arguments}`".replace(" `", "`")
+             + f" on {platform.machine()} ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the "
+             f"end); {gcc}; {qemu}. "
              "M4 = target stm32h743 (DSP variants) on QEMU mps2-an386; M55 = target stm32n6 (Helium variants, "
              "DSP ones where Helium has none) on QEMU mps3-an547. Instructions per inference at -O2 through "
              "SysTick under `-icount shift=0` (resolution 40 / 31.25), one seeded random input; per layer with "
@@ -188,25 +193,36 @@ def write_markdown(rows: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def previous_rows() -> dict:
+    """The rows of the last kernels.json, by (model, core)."""
+    path = RESULTS / "kernels.json"
+    pairs = json.loads(path.read_text()) if path.exists() else []
+    return {(pair["auto"]["model"], pair["auto"]["core"]): pair for pair in pairs}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="*", default=INT8_MODELS)
+    parser.add_argument("--cores", nargs="*", default=list(CORES), choices=list(CORES))
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the rows of kernels.json that this run does not measure (the others' "
+                             "models / cores), and their reference measurements: only the optimised kernels "
+                             "are re-run (the reference kernels did not change)")
     parser.add_argument("--from-json", action="store_true", help="rewrite kernels.md from kernels.json")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    rows = {}
-    if args.from_json:
-        for pair in json.loads((RESULTS / "kernels.json").read_text()):
-            rows[(pair["auto"]["model"], pair["auto"]["core"])] = pair
-        (RESULTS / "kernels.md").write_text(write_markdown(rows))
-        return
-    for model in args.models:
-        for core in CORES:
-            rows[(Path(model).name, core)] = {kernels: measure(SHARED_MODELS / model, core, kernels)
-                                             for kernels in ("reference", "auto")}
-            logging.error("%s %s done", model, core)
+    rows = previous_rows() if args.keep or args.from_json else {}
+    if not args.from_json:
+        for model in args.models:
+            for core in args.cores:
+                key = (Path(model).name, core)
+                kept = rows.get(key) if args.keep else None
+                choices = ("auto",) if kept else ("reference", "auto")
+                measured = {kernels: measure(SHARED_MODELS / model, core, kernels) for kernels in choices}
+                rows[key] = {**(kept or {}), **measured}
+                logging.error("%s %s done", model, core)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    text = write_markdown(rows)
+    text = write_markdown(rows, " ".join(sys.argv[1:]))
     (RESULTS / "kernels.md").write_text(text)
     (RESULTS / "kernels.json").write_text(json.dumps([pair for pair in rows.values()], indent=1) + "\n")
     print(text)
