@@ -3,16 +3,16 @@ kernels/mve.py) bit for bit against ``run_int``: the depthwise band path (dilati
 input rows, pixel pairs, 3x3 unrolled, other kernel sizes looped, odd widths, stride 1 / 2, the
 C % 8 tail group) and pixel path (dilation 2, a band above the budget); the pointwise conv read in
 place with C % 16 != 0; on the host (portable definitions) and under QEMU Cortex-M55 (the
-instructions). Also the depthwise overlap rule against a simulation of its access order."""
+instructions). Also the band path's overlap against a simulation of its access order, and
+the plan's (stricter, pixel-order) distance at least as large."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from conftest import shared_model
 from kernel_cases import case_graph, mismatches
 from mcudeploy.driver import deploy
-from mcudeploy.kernels.mve import _band_fits, depthwise_overlap, depthwise_scratch_bytes
+from mcudeploy.kernels.mve import _band_fits, band_overlap, depthwise_overlap, depthwise_scratch_bytes
 from mcudeploy.options import DeploymentOptions
 from test_codegen_qemu import needs_toolchain
 
@@ -91,7 +91,9 @@ def test_band_overlap_matches_the_access_order(index):
     graph, _ = case_graph(depthwise_cases(), 3)
     node = next(n for n in graph.nodes if n.name == f"conv{index}")
     assert _band_fits(node)
-    assert depthwise_overlap(node, node.inputs[0]) == _simulated_distance(node)
+    assert band_overlap(node, node.inputs[0]) == _simulated_distance(node)
+    # the plan's distance (the stricter pixel-order rule) is safe for the band path
+    assert depthwise_overlap(node, node.inputs[0]) >= _simulated_distance(node)
 
 
 def test_mobilenet_depthwise_layers_all_take_the_helium_kernel():
