@@ -165,8 +165,9 @@ def _table_sizes(rows: dict) -> list[str]:
     return lines
 
 
-NOTES = ["", "Arena: the optimised variants need scratch (im2col columns, the Helium depthwise's padded band "
-         "of three input rows) and allow less overlap than the reference loop where they write blocks of pixels "
+NOTES = ["", "Arena: the optimised variants need scratch (im2col columns, the Helium depthwise's band "
+         "of kH input rows, the band path only when the whole band fits the budget below) and allow less "
+         "overlap than the reference loop where they write blocks of pixels "
          "or whole output rows before the next reads (their proofs: src/mcudeploy/kernels/overlap_blocked.py). "
          "The rule that keeps the smaller kernel (src/mcudeploy/kernels/prepared.py, scratch_refusal): a variant "
          "whose scratch exceeds max(1 KiB, (input + output bytes) / 2) is refused and the next one runs (the "
