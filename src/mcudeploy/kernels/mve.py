@@ -200,7 +200,7 @@ def band_overlap(node: Node, value) -> int | str:
         + node.inputs[1].shape[1]
     read_low = np.where(rows < height, np.maximum(rows, 0) * width * channels * value.dtype.itemsize, NO_READ)
     write_end = (np.arange(out_height, dtype=np.int64) + 1) * out_width * out_channels * node.outputs[0].dtype.itemsize
-    return int(max(0, np.max(write_end - read_low)))
+    return max(0, int(np.max(write_end - read_low)))
 
 
 MVE_DEPTHWISE = register(KernelVariant(
