@@ -165,16 +165,15 @@ def _table_sizes(rows: dict) -> list[str]:
     return lines
 
 
-NOTES = ["", "Arena: the optimised variants need scratch (im2col columns, the Helium depthwise's padded band "
-         "of three input rows) and allow less overlap than the reference loop where they write blocks of pixels "
+NOTES = ["", "Arena: the optimised variants need scratch (im2col columns, the Helium depthwise's band "
+         "of kH input rows, the band path only when the whole band fits the budget below) and allow less "
+         "overlap than the reference loop where they write blocks of pixels "
          "or whole output rows before the next reads (their proofs: src/mcudeploy/kernels/overlap_blocked.py). "
          "The rule that keeps the smaller kernel (src/mcudeploy/kernels/prepared.py, scratch_refusal): a variant "
-         "whose scratch exceeds max(1 KiB, (input + output bytes) / 2) is refused and the next one runs -- on "
-         "MobileNet / person detection the two last 3x3x256 depthwise layers take the DSP kernel on M55 for that "
-         "reason; a fully connected layer never takes a q15 copy of its input (a K = 4000 layer needed 16 KB of "
-         "scratch for 4 bytes of output and saved 2 instructions per 8 MACs). What remains costs at most 12 % of "
-         "the arena (MobileNet on M55, +4.5 KB for 1 M fewer instructions); `[kernels] variant = \"reference\"` "
-         "gives the reference arena.",
+         "whose scratch exceeds max(1 KiB, (input + output bytes) / 2) is refused and the next one runs (the "
+         "Helium depthwise then runs its pixel path without scratch: MobileNet's last 3x3x256 layer); a fully connected layer never takes a q15 copy of its input (a K = 4000 layer needed 16 KB of "
+         "scratch for 4 bytes of output and saved 2 instructions per 8 MACs). The arena difference per model is "
+         "the table's; `[kernels] variant = \"reference\"` gives the reference arena.",
          "", "Code: the optimised kernels replace the reference ones in the image (the reference functions the "
          "model still calls stay, e.g. softmax, reshape); the Helium build also links the DSP variants where "
          "Helium has none."]

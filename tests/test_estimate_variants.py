@@ -19,7 +19,9 @@ CONVS = [dict(h=6, w=5, c=4, o=6, k=3, stride=1, pad="same"), dict(h=7, w=9, c=8
          dict(h=9, w=4, c=16, o=3, k=(5, 1), stride=1, pad="valid"), dict(h=5, w=5, c=3, o=4, k=3, stride=1, pad="same"),
          dict(h=4, w=6, c=32, o=7, k=1, stride=1, pad="valid"), dict(h=3, w=8, c=12, o=4, k=(1, 5), stride=1, pad="same")]
 DEPTHWISE = [dict(h=6, w=7, c=4, k=3, stride=1, pad="same"), dict(h=9, w=8, c=13, k=3, stride=2, pad="same"),
-             dict(h=6, w=6, c=6, k=(5, 3), stride=1, pad="same"), dict(h=5, w=5, c=16, k=3, stride=1, pad="valid")]
+             dict(h=6, w=6, c=6, k=(5, 3), stride=1, pad="same"), dict(h=5, w=5, c=16, k=3, stride=1, pad="valid"),
+             dict(h=7, w=5, c=24, k=(4, 1), stride=(2, 1), pad="same"), dict(h=8, w=8, c=16, k=3, stride=1, pad="same",
+                                                                             dilation=(2, 2))]
 
 
 def node_of(builder: str, **shape):
@@ -83,22 +85,36 @@ def dsp_depthwise_loops(node) -> Counter:
     return counts
 
 
-def mve_depthwise_loops(node) -> Counter:
-    """depthwise_mve.c: the 3x3 band path (rows padded / copied, pixel pairs) or every tap."""
+def mve_depthwise_loops(node, band: bool) -> Counter:
+    """depthwise_mve.c: band_pass (the ring of kH slots, rows copied once, pixel pairs) or
+    pixel_pass (every pixel, group and tap)."""
     (_, height, width, channels), (_, kernel_h, kernel_w, _), (_, out_h, out_w, _), sh, sw, pt, pl = geometry(node)
     counts, groups = Counter(), math.ceil(channels / 8)
-    for y in range(out_h):
-        if (kernel_h, kernel_w) == (3, 3):
-            for i in range(3):
-                counts["dwm3_data_rows" if 0 <= y * sh - pt + i < height else "dwm3_pad_rows"] += 1
-            for c in range(0, channels, 8):
-                counts["dwm3_pairs" if channels - c >= 8 else "dwm3_partial_pairs"] += math.ceil(out_w / 2)
-            continue
-        for x in range(out_w):
+    dh, dw = node.attrs["dilations"]
+    if not band:
+        for _pixel in range(out_h * out_w):
             for _group in range(groups):
-                counts["dwmg_taps"] += kernel_h * kernel_w
-                counts["dwmg_valid_taps"] += sum(0 <= y * sh - pt + i < height and 0 <= x * sw - pl + j < width
-                                                 for i in range(kernel_h) for j in range(kernel_w))
+                counts["dwp_taps"] += kernel_h * kernel_w
+        for y in range(out_h):
+            for x in range(out_w):
+                counts["dwp_valid_taps"] += groups * sum(0 <= y * sh - pt + i * dh < height
+                                                         and 0 <= x * sw - pl + j * dw < width
+                                                         for i in range(kernel_h) for j in range(kernel_w))
+        return counts
+    empty = object()
+    loaded = [empty] * kernel_h
+    for y in range(out_h):
+        for i in range(kernel_h):
+            in_y = y * sh - pt + i
+            slot = (in_y + pt) % kernel_h
+            if loaded[slot] != in_y and (in_y >= 0 or loaded[slot] is not empty):
+                counts["dwb_data_rows" if 0 <= in_y < height else "dwb_pad_rows"] += 1
+                loaded[slot] = in_y
+        for _group in range(groups):
+            for _pixel in range(0, out_w - 1, 2):
+                counts["dwb_pair_taps"] += kernel_h * kernel_w
+            if out_w % 2:
+                counts["dwb_single_taps"] += kernel_h * kernel_w
     return counts
 
 
@@ -121,15 +137,32 @@ def test_conv_blocks_count_pairs_and_channel_tails(shape):
     assert features["g4_pair_steps"] == (pixels // 2) * (out_c // 4) * math.ceil(depth / 16)
     assert features["g2_outputs"] == pixels * out_c
     reads_in_place = shape["k"] == 1 and shape["c"] % 16 == 0
-    assert (features.get("i2c16_pixels", 0) == 0) == reads_in_place
+    copied = features.get("i2c16_pixels", 0) + features.get("i2c16_short_pixels", 0)   # short rows: one copy each
+    assert (copied == 0) == reads_in_place
+    if shape["k"] != 1:
+        assert copied == pixels
 
 
 @pytest.mark.parametrize("shape", DEPTHWISE)
 def test_depthwise_counts_follow_both_variants_loops(shape):
-    node = node_of("depthwise", **shape)
+    from mcudeploy.kernels.mve import depthwise_scratch_bytes
+    node = node_of("conv", **{"o": shape["c"], "group": shape["c"], **shape})
     features = features_of("depthwise_conv2d", node)
-    check(features, dsp_depthwise_loops(node))
-    check(features, mve_depthwise_loops(node))
+    if "dilation" not in shape:
+        check(features, dsp_depthwise_loops(node))
+    band = depthwise_scratch_bytes(node) > 0
+    assert band == ("dilation" not in shape)   # the band fits the scratch budget of these small layers
+    check(features, mve_depthwise_loops(node, band))
+
+
+@pytest.mark.parametrize("pixels, channels, copied", [(10, 8, 2), (11, 8, 1), (9, 3, 5), (8, 16, 0), (12, 24, 2)])
+def test_pointwise_copies_only_the_pairs_past_the_end(pixels, channels, copied):
+    """conv_mve.c: a pair is read in place when (p + 1 + pair) C + Kp - C <= P C."""
+    from mcudeploy.estimate.kernel_loops import pointwise_copied
+    row = math.ceil(channels / 16) * 16
+    counted = sum((1 + (p + 1 < pixels)) for p in range(0, pixels, 2)
+                  if (p + 1 + (p + 1 < pixels)) * channels + row - channels > pixels * channels)
+    assert counted == copied == pointwise_copied(pixels, channels, row)
 
 
 def test_requant_paths_follow_the_kernels_rules():

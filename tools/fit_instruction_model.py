@@ -158,7 +158,7 @@ def nnls(matrix: np.ndarray, target: np.ndarray) -> np.ndarray:
     return scipy_nnls(matrix, target, maxiter=50 * matrix.shape[1])[0]
 
 
-STRUCTURE_PREFIXES = ("i2c4_", "i2c16_", "g2_", "g4_", "gather_", "pw4_", "dwd_", "dwm3_", "dwmg_", "fcd_", "fcm_",
+STRUCTURE_PREFIXES = ("i2c4_", "i2c16_", "g2_", "g4_", "gather_", "pw4_", "dwd_", "dwb_", "dwp_", "fcd_", "fcm_",
                       "pool4_", "poolm_", "flat_", "requant_")
 BLOCKED_PREFIXES = ("b224_", "b2416_", "b4416_", "b124_", "b1416_", "dw4_", "dw8_", "dw16_", "im2col",
                     *STRUCTURE_PREFIXES)
@@ -168,7 +168,7 @@ VARIANT_STRUCTURE = {
     ("dsp-conv", "conv2d"): ("g2_", "i2c4_", "gather_", "pw4_", "requant_general", "requant_wide"),
     ("mve-conv", "conv2d"): ("g4_", "i2c16_", "requant_left"),
     ("dsp-depthwise", "depthwise_conv2d"): ("dwd_", "requant_wide"),
-    ("mve-depthwise", "depthwise_conv2d"): ("dwm3_", "dwmg_", "requant_left"),
+    ("mve-depthwise", "depthwise_conv2d"): ("dwb_", "dwp_", "requant_left"),
     ("dsp-fully-connected", "fully_connected"): ("fcd_", "requant_general", "requant_wide"),
     ("mve-fully-connected", "fully_connected"): ("g4_", "fcm_", "requant_left"),
     ("dsp-pool", "avg_pool"): ("pool4_",), ("dsp-pool", "max_pool"): ("pool4_",),

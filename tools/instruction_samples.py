@@ -151,13 +151,37 @@ def _fully_connected_blocks(batch: LayerBatch, rng) -> None:
 FC_BLOCK_SAMPLERS = [(_fully_connected_blocks, 40)]
 
 
+def _depthwise_paths(batch: LayerBatch, rng) -> None:
+    """Depthwise layers of the Helium kernel's less common paths: 1-D ones (W = 1, kernels
+    k x 1 up to 15 rows: a single pixel per band row), and the pixel path (dilation 2, or
+    many channels on a small map: the band above the scratch budget)."""
+    c = _pick(rng, (8, 12, 16, 24, 32, 40, 64, 96, 128, 256))
+    kind = int(rng.integers(3))
+    if kind == 0:
+        k = int(rng.integers(2, 16))
+        h = int(rng.integers(k, 41))
+        batch.conv(h, 1, c, c, (k, 1), 1, "valid" if rng.random() < 0.6 else "same", group=c)
+    elif kind == 1:
+        h, w = int(rng.integers(3, 17)), int(rng.integers(3, 17))
+        batch.conv(h, w, c, c, (3, 3), 1, "same", group=c, dilation=(2, 2), relu=bool(rng.random() < 0.5))
+    else:
+        k = _pick(rng, ((3, 3), (5, 5), (15, 1), (7, 1)))
+        h, w = k[0] + int(rng.integers(0, 3)), k[1] + int(rng.integers(0, 3))
+        batch.conv(h, w, c, c, k, 1, "valid", group=c)
+
+
+DEPTHWISE_PATH_SAMPLERS = [(_depthwise_paths, 48)]
+
+
 def coverage_batches(seed: int = 2027) -> list:
     """Layers with some channels' requantization shifts >= 0, layers with some biases near
     2^30 (the "wide" channels of trained models), convolutions on maps of 1-3 pixels a
-    side, and fully connected layers over every 4-unit block remainder, for every preference."""
+    side, fully connected layers over every 4-unit block remainder, and the Helium
+    depthwise's 1-D and pixel paths, for every preference."""
     return sample_batches(seed, WIDE_SAMPLERS, "wide", (0.3, 2.0)) + \
         sample_batches(seed + 10, WIDE_SAMPLERS, "bias", huge_bias_share=0.5) + \
-        sample_batches(seed + 20, HEAD_SAMPLERS, "head") + sample_batches(seed + 30, FC_BLOCK_SAMPLERS, "fcq")
+        sample_batches(seed + 20, HEAD_SAMPLERS, "head") + sample_batches(seed + 30, FC_BLOCK_SAMPLERS, "fcq") + \
+        sample_batches(seed + 40, DEPTHWISE_PATH_SAMPLERS, "dwpath")
 
 
 def dsp_on_helium_batches(seed: int = 2028) -> list:

@@ -32,8 +32,9 @@ extern "C" {
 
 /* Conv, groups = 1 (in c == w c), any kernel size, stride, dilation and padding.
  * w: quad rows; bias: bias'. Scratch: two columns of Kp bytes (none for a pointwise conv with
- * C % 16 == 0). */
-#define MCU_CONV2D_S8_MVE_SCRATCH_BYTES(depth, pointwise) ((1 - (pointwise)) * 2 * MCU_ROUND_UP(depth, 16))
+ * C % 16 == 0; a pointwise conv reads its rows in place, the columns only for its last pair).
+ * aligned_pointwise: 1 for a 1x1, stride 1, unpadded conv with C % 16 == 0, else 0. */
+#define MCU_CONV2D_S8_MVE_SCRATCH_BYTES(depth, aligned_pointwise) ((1 - (aligned_pointwise)) * 2 * MCU_ROUND_UP(depth, 16))
 int32_t mcu_conv2d_s8_mve_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *params,
@@ -42,13 +43,16 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
                              const mcu_dims *out_dims, int8_t *out);
 
 /* Depthwise conv, depth multiplier 1 (w_dims = {C, kH, kW, 1}, out c = in c), any kernel
- * size, stride, dilation and padding. w: "taps major", [kH*kW, C] (TFLite's [1, kH, kW, C]):
- * tap t of channel c at byte t*C + c; bias: bias'. Scratch (3x3, dilation 1 only): three
- * zero-point-padded input rows, 3 * max(W_out * stride_w + 3, W_in + pad_left) * C bytes. */
-#define MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, in_w, pad_left) \
-    MCU_MAX((out_w) * (stride_w) + 3, (in_w) + (pad_left))
-#define MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES(out_w, stride_w, in_w, pad_left, in_c) \
-    (3 * MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, in_w, pad_left) * (in_c))   /* the 3x3 path's band */
+ * size, stride, dilation and padding. G = ceil(C/8) groups of 8 channels. w: "group major",
+ * [G][kH*kW][8]: tap t of channel c at byte ((c/8)*kH*kW + t)*8 + c%8 (channels >= C: 0);
+ * bias: not bias' but G blocks of 24 int32, per group bias', multipliers and shifts, each as
+ * the group's channels 0, 2, 4, 6 then 1, 3, 5, 7 (channels >= C: 0, 0, -1); quant->multiplier
+ * is not read. Scratch: optional; with at least the band, G * kH * ((W_out - 1) * stride_w +
+ * kW) * 8 bytes (dilation 1, kH <= 16; scratch_size returns it, else 0), the band path runs,
+ * else (a smaller context too) the pixel path. */
+#define MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, kernel_w) (((out_w) - 1) * (stride_w) + (kernel_w))
+#define MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES(out_w, stride_w, kernel_h, kernel_w, in_c) \
+    ((kernel_h) * MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, kernel_w) * 8 * (((in_c) + 7) / 8))   /* the band */
 int32_t mcu_depthwise_conv2d_s8_mve_scratch_size(const mcu_depthwise_params *params, const mcu_dims *in_dims,
                                                  const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwise_params *params,

@@ -146,6 +146,44 @@ static void tail_block(const mcu_mve_gemm_output *output, const int8_t *column0,
 #define MCU_MVE_INLINE static inline
 #endif
 
+#if MCU_MVE_NATIVE
+/* The output stage of a 2 x 4 block whose shifts are all <= -1, in asm (the compiler spills
+ * the bounds and the scales otherwise): bias', VQRDMULH, the rounding fix-up, VRSHL, offset,
+ * clamp, two 4-byte stores; 23 instructions for 8 outputs (mcu_mve_output_right). */
+static inline void store_2x4_right(mcu_s32x4 first, mcu_s32x4 second, const int32_t *multiplier,
+                                   const int32_t *shift, const int32_t *bias, int32_t offset, int32_t low,
+                                   int32_t high, int8_t *out0, int8_t *out1) {
+    __asm__ volatile(
+        "vldrw.32 q4, [%[bias]]\n\t"
+        "vadd.i32 %q[p], %q[p], q4\n\t"
+        "vadd.i32 %q[q], %q[q], q4\n\t"
+        "vldrw.32 q4, [%[multiplier]]\n\t"
+        "vqrdmulh.s32 %q[p], %q[p], q4\n\t"
+        "vqrdmulh.s32 %q[q], %q[q], q4\n\t"
+        "vshr.s32 q4, %q[p], #31\n\t"
+        "vqadd.s32 %q[p], %q[p], q4\n\t"
+        "vshr.s32 q4, %q[q], #31\n\t"
+        "vqadd.s32 %q[q], %q[q], q4\n\t"
+        "vldrw.32 q4, [%[shift]]\n\t"
+        "vrshl.s32 %q[p], %q[p], q4\n\t"
+        "vrshl.s32 %q[q], %q[q], q4\n\t"
+        "vqadd.s32 %q[p], %q[p], %[offset]\n\t"
+        "vqadd.s32 %q[q], %q[q], %[offset]\n\t"
+        "vdup.32 q4, %[low]\n\t"
+        "vmax.s32 %q[p], %q[p], q4\n\t"
+        "vmax.s32 %q[q], %q[q], q4\n\t"
+        "vdup.32 q4, %[high]\n\t"
+        "vmin.s32 %q[p], %q[p], q4\n\t"
+        "vmin.s32 %q[q], %q[q], q4\n\t"
+        "vstrb.32 %q[p], [%[out0]]\n\t"
+        "vstrb.32 %q[q], [%[out1]]\n\t"
+        : [p] "+w"(first), [q] "+w"(second)
+        : [bias] "r"(bias), [multiplier] "r"(multiplier), [shift] "r"(shift), [offset] "r"(offset), [low] "r"(low),
+          [high] "r"(high), [out0] "l"(out0), [out1] "l"(out1)
+        : "q4", "memory");
+}
+#endif
+
 /* The whole blocks of four channels; `right` (a constant after inlining): every shift <= -1. */
 MCU_MVE_INLINE void quad_blocks(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                                 const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1,
@@ -154,6 +192,15 @@ MCU_MVE_INLINE void quad_blocks(const mcu_mve_gemm_output *output, const int8_t 
     mcu_s32x4 low = mcu_vdup_s32(output->activation.min), high = mcu_vdup_s32(output->activation.max);
     for (int32_t o = 0; o < whole; o += 4) {
         const int8_t *block = w + o * row;
+#if MCU_MVE_NATIVE
+        if (right && column1 != NULL) {
+            mcu_s32x4 sums0, sums1;
+            dot_2x4(column0, column1, block, chunks, &sums0, &sums1);
+            store_2x4_right(sums0, sums1, output->multiplier + o, output->shift + o, output->bias + o, offset,
+                            output->activation.min, output->activation.max, out0 + o, out1 + o);
+            continue;
+        }
+#endif
         mcu_s32x4 multiplier = mcu_vld_s32(output->multiplier + o), shift = mcu_vld_s32(output->shift + o);
         mcu_s32x4 bias = mcu_vld_s32(output->bias + o), first, second;
         mcu_mve_scale scale = mcu_mve_scale_of(multiplier, shift);

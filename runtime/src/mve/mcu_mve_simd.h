@@ -13,6 +13,7 @@
  *   rshl_s32(a, n)        = n >= 0 ? a << n : (a + 2^(-n-1)) >> -n   (VRSHL, exact rounding)
  *   shl_s32(a, n)         = n >= 0 ? a << n : a >> -n        (VSHL, wraps)
  *   mullb / mullt_s16     = products of the even / odd int16 lanes as int32 (VMULLB / VMULLT)
+ *   qmovn_pair_s32        = int32 even / odd lanes narrowed to int16 with saturation (VQMOVNB / VQMOVNT)
  */
 #ifndef MCU_MVE_SIMD_H
 #define MCU_MVE_SIMD_H
@@ -53,6 +54,13 @@ static inline mcu_s32x4 mcu_vmovlt_s16(mcu_s16x8 a) { return vmovltq_s16(a); }
 static inline mcu_s16x8 mcu_vmovn_pair_s32(mcu_s32x4 even, mcu_s32x4 odd) {
     return vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), even), odd);
 }
+/* Saturating narrow: even lanes sat16(even), odd lanes sat16(odd) (VQMOVNB then VQMOVNT). */
+static inline mcu_s16x8 mcu_vqmovn_pair_s32(mcu_s32x4 even, mcu_s32x4 odd) {
+    return vqmovntq_s32(vqmovnbq_s32(vdupq_n_s16(0), even), odd);
+}
+static inline mcu_s16x8 mcu_vqadd_n_s16(mcu_s16x8 a, int32_t b) { return vqaddq_n_s16(a, (int16_t)b); }
+static inline mcu_s16x8 mcu_vmax_s16(mcu_s16x8 a, mcu_s16x8 b) { return vmaxq_s16(a, b); }
+static inline mcu_s16x8 mcu_vmin_s16(mcu_s16x8 a, mcu_s16x8 b) { return vminq_s16(a, b); }
 static inline void mcu_vst_s16_as_s8(int8_t *p, mcu_s16x8 v) { vstrbq_s16(p, v); }
 static inline void mcu_vst_s16_as_s8_p(int8_t *p, mcu_s16x8 v, mcu_pred pred) { vstrbq_p_s16(p, v, pred); }
 
@@ -211,6 +219,35 @@ static inline mcu_s16x8 mcu_vmovn_pair_s32(mcu_s32x4 even, mcu_s32x4 odd) {
         v.lane[2 * i + 1] = (int16_t)(uint16_t)(uint32_t)odd.lane[i];
     }
     return v;
+}
+static inline int16_t mcu_saturate16(int32_t x) {
+    return (int16_t)(x > INT16_MAX ? INT16_MAX : (x < INT16_MIN ? INT16_MIN : x));
+}
+static inline mcu_s16x8 mcu_vqmovn_pair_s32(mcu_s32x4 even, mcu_s32x4 odd) {
+    mcu_s16x8 v;
+    for (int32_t i = 0; i < 4; ++i) {
+        v.lane[2 * i] = mcu_saturate16(even.lane[i]);
+        v.lane[2 * i + 1] = mcu_saturate16(odd.lane[i]);
+    }
+    return v;
+}
+static inline mcu_s16x8 mcu_vqadd_n_s16(mcu_s16x8 a, int32_t b) {
+    for (int32_t i = 0; i < 8; ++i) {
+        a.lane[i] = mcu_saturate16(a.lane[i] + (int16_t)b);
+    }
+    return a;
+}
+static inline mcu_s16x8 mcu_vmax_s16(mcu_s16x8 a, mcu_s16x8 b) {
+    for (int32_t i = 0; i < 8; ++i) {
+        a.lane[i] = a.lane[i] > b.lane[i] ? a.lane[i] : b.lane[i];
+    }
+    return a;
+}
+static inline mcu_s16x8 mcu_vmin_s16(mcu_s16x8 a, mcu_s16x8 b) {
+    for (int32_t i = 0; i < 8; ++i) {
+        a.lane[i] = a.lane[i] < b.lane[i] ? a.lane[i] : b.lane[i];
+    }
+    return a;
 }
 static inline void mcu_vst_s16_as_s8_p(int8_t *p, mcu_s16x8 v, mcu_pred pred) {
     for (int32_t i = 0; i < 8; ++i) {

@@ -44,6 +44,7 @@ import math
 from typing import Callable
 
 from ..ir import Node, Value
+from ..kernels.mve import depthwise_scratch_bytes
 from .kernel_loops import (
     conv_variant_counts,
     depthwise_dsp_counts,
@@ -91,9 +92,12 @@ def _valid(out_size: int, stride: int, pad: int, dilation: int, kernel: int, siz
 
 
 def window_features(x: Value, out: Value, kernel: tuple[int, ...], strides, pads, dilations,
-                    channels_per_group: int, per_channel: bool | None = None) -> dict[str, float]:
+                    channels_per_group: int, per_channel: bool | None = None,
+                    facts: dict | None = None) -> dict[str, float]:
     """Features of a window kernel over NHWC (module docstring). ``per_channel``: a depthwise or
-    pooling kernel (default: one channel per group), else a dense conv (also with C = 1)."""
+    pooling kernel (default: one channel per group), else a dense conv (also with C = 1).
+    ``facts``: what the loop counts need beyond the shape (the Helium depthwise's ``band``
+    path, ``left_shifts``)."""
     per_channel = channels_per_group == 1 if per_channel is None else per_channel
     batch, height, width, _ = x.shape
     _, out_h, out_w, out_c = out.shape
@@ -118,7 +122,7 @@ def window_features(x: Value, out: Value, kernel: tuple[int, ...], strides, pads
                  "im2col_bytes": copy * valid_pixel_taps * channels_per_group * x.dtype.itemsize,
                  "im2col_pointwise": pixels * channels_per_group if pointwise else 0,
                  "im2col_inplace_pixels": (1 - copy) * pixels})
-    shape = window_shape(x.shape, out.shape, kernel, strides, pads, dilations, channels_per_group)
+    shape = {**window_shape(x.shape, out.shape, kernel, strides, pads, dilations, channels_per_group), **(facts or {})}
     if per_channel:
         base.update(depthwise_dsp_counts(shape))
         base.update(depthwise_mve_counts(shape))
@@ -179,8 +183,10 @@ def conv_features(node: Node, context: dict) -> dict[str, float]:
     x, w, out = node.inputs[0], node.inputs[1], node.outputs[0]
     attrs = node.attrs
     depthwise = w.shape[3] == 1 and attrs.get("group", 1) == x.shape[3] and attrs.get("group", 1) > 1
+    # the Helium depthwise takes its band path when the plan gives it the band as scratch
+    facts = {"band": depthwise and depthwise_scratch_bytes(node) > 0, "left_shifts": context.get("left_shifts", False)}
     return {**window_features(x, out, tuple(w.shape[1:3]), attrs["strides"], attrs["pads"][:2],
-                              attrs["dilations"], w.shape[3], depthwise),
+                              attrs["dilations"], w.shape[3], depthwise, facts),
             **requant_counts(math.prod(out.shape[:3]), out.shape[3], context)}
 
 

@@ -23,9 +23,14 @@ Per axis (:func:`axis_counts`): ``S`` = in-bounds taps summed over output positi
 * depthwise DSP (``dwd_``, 4 channels per word, ``G = C // 4``, tail ``T = C mod 4``): per
   row and group (scales), per pixel and group, the 3x3 fast path for pixels whose window is
   inside (``F_r F_c``), in-bounds tap rows / taps for the others, and the tail channels.
-* depthwise MVE (``dwm3_`` the 3x3 band path, ``dwmg_`` the generic one; 8 channels per
-  vector, ``G = ceil(C / 8)``, ``t = [C mod 8 != 0]``): band rows copied and padded
-  (16-byte steps), pixel pairs, full and predicated groups; generic: every window tap.
+* depthwise MVE (8 channels per vector, ``G = ceil(C / 8)``, ``t = [C mod 8 != 0]``): the
+  band path ``dwb_`` (dilation 1 with the band as scratch): the ring's initial fill, the
+  input rows copied into it group by group (each once, :func:`band_fills`), per output row
+  the full groups in one call when every shift is <= -1 (``dwb_fast_*``) and the other groups
+  one by one, pixel pairs and the odd pixel over their taps; else the pixel path ``dwp_``:
+  every pixel, group and tap.
+* MVE im2col: an inside window of kernel rows of at most 16 bytes is one predicated copy per
+  kernel row (``i2c16_short_*``); a pointwise conv copies only its last pixels.
 * ``requant_*``: outputs per requantization path (:func:`requant_counts`), decided from the
   prepared shifts, multipliers and biases exactly as the C code decides them.
 """
@@ -108,27 +113,54 @@ def depthwise_dsp_counts(shape: dict) -> dict[str, float]:
 
 
 def depthwise_mve_counts(shape: dict) -> dict[str, float]:
-    """``mcu_depthwise_conv2d_s8_mve``'s loops: the 3x3 band path or the generic one."""
+    """``mcu_depthwise_conv2d_s8_mve``'s loops: the band path (``shape["band"]``, the plan gave
+    it the band as scratch) or the pixel path (module docstring)."""
     n, out_h, out_w, kernel_h, kernel_w, channels = (shape[k] for k in ("n", "out_h", "out_w", "kernel_h",
                                                                          "kernel_w", "channels"))
-    rows_valid, _, _ = shape["rows"]
-    cols_valid, _, _ = shape["cols"]
     groups, partial = math.ceil(channels / 8), int(channels % 8 != 0)
-    pixels, rows = n * out_h * out_w, n * out_h
-    if shape["is_3x3"]:
-        width, left, data = shape["band_width"], shape["pad_left"] * channels, shape["in_w"] * channels
-        pad_rows, data_rows = n * (out_h * 3 - rows_valid), n * rows_valid
-        right = width * channels - left - data
-        data_steps = math.ceil(left / 16) + math.ceil(data / 16) + math.ceil(max(right, 0) / 16)
-        pairs = rows * math.ceil(out_w / 2)
-        return {"dwm3_rows": rows, "dwm3_pad_rows": pad_rows, "dwm3_pad_steps": pad_rows * math.ceil(width * channels / 16),
-                "dwm3_data_rows": data_rows, "dwm3_data_steps": data_rows * data_steps,
-                "dwm3_row_groups": rows * groups, "dwm3_row_partial": rows * partial,
-                "dwm3_pairs": pairs * (groups - partial), "dwm3_partial_pairs": pairs * partial,
-                "dwm3_stores": pixels * groups}
-    return {"dwmg_pixels": pixels, "dwmg_groups": pixels * groups, "dwmg_partial": pixels * partial,
-            "dwmg_tap_rows": pixels * kernel_h * groups, "dwmg_taps": pixels * kernel_h * kernel_w * groups,
-            "dwmg_valid_taps": n * rows_valid * cols_valid * groups}
+    pixels, rows, taps = n * out_h * out_w, n * out_h, kernel_h * kernel_w
+    if not shape.get("band"):
+        rows_valid, _, _ = shape["rows"]
+        cols_valid, _, _ = shape["cols"]
+        return {"dwp_pixels": pixels, "dwp_groups": pixels * groups, "dwp_partial": pixels * partial,
+                "dwp_tap_rows": pixels * kernel_h * groups, "dwp_taps": pixels * taps * groups,
+                "dwp_valid_taps": n * rows_valid * cols_valid * groups}
+    width = (out_w - 1) * shape["stride_w"] + kernel_w
+    columns = min(shape["in_w"], width - shape["pad_left"])
+    data_fills, pad_fills = (n * count for count in band_fills(out_h, shape["stride_h"], shape["pad_top"],
+                                                               kernel_h, shape["in_h"]))
+    fast = 0 if shape.get("left_shifts") else groups - partial   # band_row_right: the full groups
+    pairs, single = out_w // 2, out_w % 2
+    loop_taps = 0 if kernel_w == 3 else 1   # pair_taps: a 3-tap row is unrolled
+    return {"dwb_batches": n, "dwb_fill_steps": n * math.ceil(kernel_h * groups * width * 8 / 16),
+            "dwb_rows": rows, "dwb_slots": rows * kernel_h, "dwb_data_rows": data_fills,
+            "dwb_data_groups": data_fills * groups, "dwb_data_columns": data_fills * groups * columns,
+            "dwb_data_partial": data_fills * partial * columns, "dwb_pad_rows": pad_fills,
+            "dwb_pad_steps": pad_fills * math.ceil(groups * width * 8 / 16),
+            "dwb_fast_rows": rows * (not shape.get("left_shifts")), "dwb_fast_groups": rows * fast,
+            "dwb_fast_pairs": rows * fast * pairs, "dwb_fast_singles": rows * fast * single,
+            "dwb_groups": rows * (groups - fast), "dwb_pairs": rows * (groups - fast) * pairs,
+            "dwb_singles": rows * (groups - fast) * single,
+            "dwb_pair_rows": rows * groups * pairs * kernel_h, "dwb_pair_taps": rows * groups * pairs * taps,
+            "dwb_pair_loop_taps": rows * groups * pairs * taps * loop_taps,
+            "dwb_single_rows": rows * groups * single * kernel_h, "dwb_single_taps": rows * groups * single * taps}
+
+
+def band_fills(out_h: int, stride: int, pad: int, kernel: int, height: int) -> tuple[int, int]:
+    """(data rows, padding rows) the band path's ring copies for one batch: slot
+    ``(in_y + pad) mod kH``; a row already in its slot is not copied again, and a padding row
+    above the input is not written into a slot still holding the pass's initial fill."""
+    loaded: list[int | None] = [None] * kernel
+    data = padding = 0
+    for y in range(out_h):
+        for i in range(kernel):
+            in_y = y * stride - pad + i
+            slot = (in_y + pad) % kernel
+            if loaded[slot] != in_y and (in_y >= 0 or loaded[slot] is not None):
+                data += 0 <= in_y < height
+                padding += not 0 <= in_y < height
+                loaded[slot] = in_y
+    return data, padding
 
 
 def window_shape(x_shape, out_shape, kernel, strides, pads, dilations, channels_per_group: int) -> dict:
@@ -140,7 +172,8 @@ def window_shape(x_shape, out_shape, kernel, strides, pads, dilations, channels_
             "channels": channels_per_group if channels_per_group > 1 else channels, "in_w": width,
             "rows": axis_counts(out_h, strides[0], pads[0], dilations[0], kernel[0], height),
             "cols": axis_counts(out_w, strides[1], pads[1], dilations[1], kernel[1], width),
-            "depth": depth, "depth_padded": depth, "pad_left": pads[1],
+            "depth": depth, "depth_padded": depth, "pad_left": pads[1], "pad_top": pads[0], "in_h": height,
+            "stride_h": strides[0], "stride_w": strides[1],
             "is_3x3": tuple(kernel) == (3, 3) and tuple(dilations) == (1, 1),
             "band_width": max(out_w * strides[1] + 3, width + pads[1])}
 
@@ -161,8 +194,42 @@ def conv_variant_counts(shape: dict, pointwise: bool) -> dict[str, float]:
     else:
         features.update(im2col_counts(shape, 4))
     if not (pointwise and channels % 16 == 0):
-        features.update(im2col_counts({**shape, "depth_padded": math.ceil(depth / 16) * 16}, 16))
+        features.update(mve_im2col_counts(shape, pointwise))
     return features
+
+
+def mve_im2col_counts(shape: dict, pointwise: bool) -> dict[str, float]:
+    """``conv_mve.c``'s columns: a pixel whose window is inside with kernel rows of at most 16
+    bytes takes one predicated copy per kernel row (``i2c16_short_*``), the others the
+    im2col loops; the K..K_p tail is not filled. A pointwise conv copies only its last pixels
+    (:func:`pointwise_copied`), every pixel alike."""
+    depth_padded = math.ceil(shape["depth"] / 16) * 16
+    counts = im2col_counts({**shape, "depth_padded": depth_padded}, 16)
+    counts["i2c16_depth_fill"] = 0
+    rows_full, whole_x = shape["rows"][1], shape["cols"][2]
+    short = shape["n"] * rows_full * whole_x if shape["kernel_w"] * shape["channels"] <= 16 else 0
+    kernel_h, row_steps = shape["kernel_h"], math.ceil(shape["kernel_w"] * shape["channels"] / 16)
+    counts.update({"i2c16_pixels": counts["i2c16_pixels"] - short, "i2c16_rows": counts["i2c16_rows"] - short * kernel_h,
+                   "i2c16_whole_rows": counts["i2c16_whole_rows"] - short * kernel_h,
+                   "i2c16_whole_steps": counts["i2c16_whole_steps"] - short * kernel_h * row_steps,
+                   "i2c16_short_pixels": short, "i2c16_short_rows": short * kernel_h})
+    if pointwise:
+        pixels = shape["n"] * shape["out_h"] * shape["out_w"]
+        share = pointwise_copied(pixels, shape["depth"], depth_padded) / pixels
+        counts = {name: value * share for name, value in counts.items()}
+    return counts
+
+
+def pointwise_copied(pixels: int, depth: int, depth_padded: int) -> int:
+    """Pixels of a pointwise conv that ``conv_mve.c`` copies into the columns: the pairs whose
+    K_p-byte rows would pass the tensor's end ((p + 1 + pair) K + K_p - K > P K)."""
+    copied, pixel = 0, (pixels - 1) // 2 * 2   # the last pair's first pixel; the test grows with p
+    while pixel >= 0:
+        pair = int(pixel + 1 < pixels)
+        if (pixel + 1 + pair) * depth + depth_padded - depth <= pixels * depth:
+            break
+        copied, pixel = copied + 1 + pair, pixel - 2
+    return copied
 
 
 def requant_counts(pixels: int, channels: int, context: dict) -> dict[str, float]:

@@ -22,16 +22,16 @@ FORMULAS: dict[str, tuple[tuple[str, ...], str]] = {
         "(4 * MCU_ROUND_UP(depth, 4) + ((in_c) % 4 != 0) * MCU_ROUND_UP(depth, 4))",
     ),
     "MCU_CONV2D_S8_MVE_SCRATCH_BYTES": (
-        ("depth", "pointwise"),
-        "((1 - (pointwise)) * 2 * MCU_ROUND_UP(depth, 16))",
+        ("depth", "aligned_pointwise"),
+        "((1 - (aligned_pointwise)) * 2 * MCU_ROUND_UP(depth, 16))",
     ),
     "MCU_DEPTHWISE_MVE_BAND_WIDTH": (
-        ("out_w", "stride_w", "in_w", "pad_left"),
-        "MCU_MAX((out_w) * (stride_w) + 3, (in_w) + (pad_left))",
+        ("out_w", "stride_w", "kernel_w"),
+        "(((out_w) - 1) * (stride_w) + (kernel_w))",
     ),
     "MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES": (
-        ("out_w", "stride_w", "in_w", "pad_left", "in_c"),
-        "(3 * MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, in_w, pad_left) * (in_c))",
+        ("out_w", "stride_w", "kernel_h", "kernel_w", "in_c"),
+        "((kernel_h) * MCU_DEPTHWISE_MVE_BAND_WIDTH(out_w, stride_w, kernel_w) * 8 * (((in_c) + 7) / 8))",
     ),
     "MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES": (
         ("depth",),

@@ -1,0 +1,127 @@
+"""The Helium depthwise and pointwise kernels (runtime/src/mve/depthwise_mve.c, conv_mve.c,
+kernels/mve.py) bit for bit against ``run_int``: the depthwise band path (dilation 1: ring of
+input rows, pixel pairs, 3x3 unrolled, other kernel sizes looped, odd widths, stride 1 / 2, the
+C % 8 tail group) and pixel path (dilation 2, a band above the budget); the pointwise conv read in
+place with C % 16 != 0; on the host (portable definitions) and under QEMU Cortex-M55 (the
+instructions). Also the band path's overlap against a simulation of its access order, and
+the plan's (stricter, pixel-order) distance at least as large."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import shared_model
+from kernel_cases import case_graph, mismatches
+from mcudeploy.driver import deploy
+from mcudeploy.kernels.mve import _band_fits, band_overlap, depthwise_overlap, depthwise_scratch_bytes
+from mcudeploy.options import DeploymentOptions
+from test_codegen_qemu import needs_toolchain
+
+
+def depthwise_cases() -> list[dict]:
+    cases = []
+    shapes = [((1, 7, 5, 64), (3, 3), (1, 1), (1, 1, 1, 1)), ((1, 9, 9, 17), (3, 3), (2, 2), (0, 1, 1, 0)),
+              ((1, 6, 8, 8), (5, 5), (1, 1), (2, 2, 2, 2)), ((1, 11, 10, 24), (5, 5), (2, 2), (1, 2, 2, 1)),
+              ((1, 5, 6, 3), (3, 3), (1, 2), (1, 1, 1, 1)), ((1, 4, 4, 33), (1, 1), (1, 1), (0, 0, 0, 0)),
+              ((1, 8, 7, 16), (3, 2), (1, 1), (1, 0, 1, 1)), ((1, 3, 3, 256), (3, 3), (1, 1), (1, 1, 1, 1)),
+              ((1, 5, 9, 12), (7, 3), (1, 1), (3, 1, 3, 1)), ((1, 9, 8, 13), (3, 3), (2, 1), (1, 1, 1, 1))]
+    extremes = [None, "low", "high"]
+    for index, (shape, kernel, strides, pads) in enumerate(shapes):
+        cases.append({"op": "Conv", "shape": shape, "kernel": kernel, "strides": strides, "pads": pads,
+                      "group": shape[3], "out": shape[3], "per_channel": index % 3 != 2,
+                      "wide_bias": index % 4 == 1, "zero_point": extremes[index % 3]})
+    cases.append({"op": "Conv", "shape": (1, 9, 7, 11), "kernel": (3, 3), "dilations": (2, 1),
+                  "pads": (2, 1, 2, 1), "group": 11, "out": 11})   # the pixel path
+    return cases
+
+
+def test_band_or_pixel_path_and_scratch():
+    graph, _ = case_graph(depthwise_cases(), 5)
+    nodes = {node.name: node for node in graph.nodes}
+    assert _band_fits(nodes["conv0"]) and depthwise_scratch_bytes(nodes["conv0"]) == 3 * 7 * 8 * 8
+    wide = nodes["conv7"]   # 3x3x256 on a 3x3 image: the whole band is above the budget
+    assert not _band_fits(wide) and depthwise_scratch_bytes(wide) == 0   # the pixel path
+    assert isinstance(depthwise_overlap(wide, wide.inputs[0]), int)
+    assert depthwise_scratch_bytes(nodes["conv10"]) == 0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_depthwise_on_the_host(seed):
+    graph, feeds = case_graph(depthwise_cases(), seed)
+    wrong, deployment = mismatches(graph, feeds, "stm32n6", "host")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["mve-depthwise"] == len(depthwise_cases())
+
+
+@pytest.mark.slow
+@needs_toolchain
+@pytest.mark.parametrize("seed", [1, 2])
+def test_depthwise_under_qemu_m55(seed):
+    graph, feeds = case_graph(depthwise_cases(), seed)
+    wrong, deployment = mismatches(graph, feeds, "stm32n6", "qemu-m55")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["mve-depthwise"] == len(depthwise_cases())
+
+
+def _simulated_distance(node) -> int:
+    """The smallest safe distance from the band path's row-order access sequence: per output
+    row, copy the input rows not yet in the ring of kH slots, then write the row."""
+    x, y = node.inputs[0], node.outputs[0]
+    _, height, width, channels = x.shape
+    _, out_height, out_width, out_channels = y.shape
+    kernel_h, stride, pad = node.inputs[1].shape[1], node.attrs["strides"][0], node.attrs["pads"][0]
+    events, loaded = [], {}
+    for row in range(out_height):
+        for i in range(kernel_h):
+            in_y = row * stride - pad + i
+            slot = (in_y + pad) % kernel_h
+            if loaded.get(slot) != in_y and 0 <= in_y < height:
+                events.append(("read", in_y * width * channels))
+            loaded[slot] = in_y
+        events.append(("write", (row + 1) * out_width * out_channels))
+    distance = 0
+    for index, (kind, end) in enumerate(events):
+        later = [start for k, start in events[index:] if k == "read"]
+        if kind == "write" and later:
+            distance = max(distance, end - min(later))
+    return distance
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 3, 4, 5, 6, 9])
+def test_band_overlap_matches_the_access_order(index):
+    graph, _ = case_graph(depthwise_cases(), 3)
+    node = next(n for n in graph.nodes if n.name == f"conv{index}")
+    assert _band_fits(node)
+    assert band_overlap(node, node.inputs[0]) == _simulated_distance(node)
+    # the plan's distance (the stricter pixel-order rule) is safe for the band path
+    assert depthwise_overlap(node, node.inputs[0]) >= _simulated_distance(node)
+
+
+def test_mobilenet_depthwise_layers_all_take_the_helium_kernel():
+    deployment = deploy(shared_model("mlperf_tiny/mobilenetv1_vww_int8.tflite"), DeploymentOptions(target="stm32n6"))
+    depthwise = [n for n in deployment.graph.nodes if n.op == "Conv" and n.attrs.get("group", 1) > 1]
+    assert depthwise and all(deployment.kernels.variant(n).name == "mve-depthwise" for n in depthwise)
+
+
+# -- the pointwise conv with K % 16 != 0, read in place (conv_mve.c) -------------------------
+POINTWISE = [{"op": "Conv", "shape": (1, h, w, c), "kernel": (1, 1), "out": out, "zero_point": zp}
+             for (h, w, c, out, zp) in [(5, 7, 8, 16, None), (3, 3, 3, 8, "low"), (4, 5, 24, 7, "high"),
+                                        (1, 1, 5, 4, None), (6, 3, 17, 32, None)]]
+
+
+def test_pointwise_small_depth_reads_in_place_on_the_host():
+    from mcudeploy.kernels.mve import _pointwise_in_place, conv_scratch_bytes
+    graph, feeds = case_graph(POINTWISE, 4)
+    nodes = [n for n in graph.nodes if n.op == "Conv"]
+    assert all(_pointwise_in_place(n) for n in nodes)
+    assert [conv_scratch_bytes(n) for n in nodes] == [32, 32, 64, 32, 64]   # the last pair's columns
+    wrong, deployment = mismatches(graph, feeds, "stm32n6", "host")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["mve-conv"] == len(POINTWISE)
+
+
+@pytest.mark.slow
+@needs_toolchain
+def test_pointwise_small_depth_under_qemu_m55():
+    graph, feeds = case_graph(POINTWISE, 6)
+    wrong, _ = mismatches(graph, feeds, "stm32n6", "qemu-m55")
+    assert not wrong, wrong
