@@ -93,7 +93,15 @@ def search(model: Path, size: int, folder: Path, on_chip_only: bool = False) -> 
                str(TIME[size]), "--log", str(log), "--json", str(out)]
     command += ["--on-chip-only"] if on_chip_only else ["-o", str(best)]
     code, seconds, text = run(command, TIME[size] * 3)
+    return parse_search(command, code, seconds, text, out, log, best, folder)
+
+
+def parse_search(command: list[str], code: int, seconds: float, text: str, out: Path, log: Path, best: Path,
+                 folder: Path) -> dict:
+    """The figures of one search from its --json file and trial log."""
     document = json.loads(out.read_text()) if out.exists() else {}
+    if seconds != seconds:                       # taken from a finished run: its own duration
+        seconds = document.get("seconds")
     trials = {t["trial"]: t for t in (json.loads(line) for line in log.with_suffix(".log.jsonl").read_text().splitlines()
                                       if line.startswith("{")) if isinstance(t, dict) and "trial" in t} \
         if log.with_suffix(".log.jsonl").exists() else {}
@@ -171,14 +179,39 @@ def main() -> None:
     parser.add_argument("--no-on-chip-only", action="store_true")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mcudeploy-search-unet"))
     parser.add_argument("--out", type=Path, default=RESULTS / "search_unet.md")
+    parser.add_argument("--merge", nargs="+", type=Path, default=[], metavar="RESULTS.json",
+                        help="no measuring: write one report from the sizes of these results files")
+    parser.add_argument("--search-json", nargs="+", default=[], metavar="SIZE=FILE",
+                        help="take the search of SIZE from a finished run's --json FILE (its log in results/) "
+                             "instead of running it again; the hand configuration and QEMU are still measured")
     arguments = parser.parse_args()
+    if arguments.merge:
+        merged = {"command": " + ".join(json.loads(p.read_text())["command"] for p in arguments.merge),
+                  "machine": json.loads(arguments.merge[0].read_text())["machine"], "sizes": {}}
+        loads = [json.loads(p.read_text()) for p in arguments.merge]
+        merged["load_before"], merged["load_after"] = loads[0]["load_before"], loads[-1].get("load_after")
+        for document in loads:
+            merged["sizes"].update(document["sizes"])
+        arguments.out.with_suffix(".json").write_text(json.dumps(merged, indent=1))
+        arguments.out.write_text(render(merged))
+        return
+    given = dict(item.split("=", 1) for item in arguments.search_json)
     arguments.cache.mkdir(parents=True, exist_ok=True)
     results = {"command": "python benchmarks/search_unet_bench.py " + " ".join(sys.argv[1:]),
                "machine": f"{platform.machine()} ({os.cpu_count()} CPUs), Python {platform.python_version()}",
                "load_before": os.getloadavg()[0], "sizes": {}}
     for size in arguments.sizes:
         model = quantized_unet(size, arguments.cache)
-        entry = {"hand": hand(model, size), "search": search(model, size, arguments.cache)}
+        if str(size) in given:
+            out = Path(given[str(size)])
+            log, best = RESULTS / f"search_unet{size}_auto.log", arguments.cache / f"best{size}.toml"
+            found = parse_search(["python", "-m", "mcudeploy", "search", f"unet{size}_int8.onnx", "--target", "stm32n6",
+                                  "--time", str(TIME[size]), "-o", best.name], 0, float("nan"), "", out, log, best,
+                                 arguments.cache)
+            found["note"] = f"search taken from {out.name} (a finished run), not run again"
+        else:
+            found = search(model, size, arguments.cache)
+        entry = {"hand": hand(model, size), "search": found}
         if not arguments.no_qemu and entry["search"].get("best"):
             entry["qemu"] = qemu(model, size, arguments.cache)
         if size == 512 and not arguments.no_on_chip_only:

@@ -77,10 +77,10 @@ def test_serial_validation_against_qemu_is_bit_exact_with_cycles(tmp_path, capsy
     feeds = random_integer_feeds(deployment.graph, 3, 5)
     with qemu_board(elf, board) as (uart, _):
         check = check_generated_code(deployment, feeds, f"serial:socket://127.0.0.1:{uart}")
-        code = main(["validate", str(shared_model(model)), "--on", f"serial:socket://127.0.0.1:{uart}",
+        code = main(["validate", str(shared_model(model)), "--on", f"serial:tcp://127.0.0.1:{uart}",   # QEMU's spelling
                      "--target", board, "--samples", "2"])
     printed = capsys.readouterr().out
-    assert code == 0 and f"generated C code on serial:socket://127.0.0.1:{uart}: bit-exact" in printed
+    assert code == 0 and f"generated C code on serial:tcp://127.0.0.1:{uart}: bit-exact" in printed
     assert "flashing: no flashing tool found" in printed or "flashing: found" in printed
     assert check.bit_exact, check.describe()
     assert check.samples == 3 and len(check.cycles) == 3 and min(check.cycles) > 1000

@@ -5,7 +5,8 @@ u32 LE) of type + length + payload. Board -> host: ``BOOT`` (0x80) at start-up, 
 (0x81), ``RESULT`` (0x82), ``ERROR`` (0xFF); host -> board: ``HELLO`` (0x01), ``RUN`` (0x02).
 
 Ports: ``serial:/dev/ttyACM0`` (opened exclusively, 115200 baud) or any pyserial URL
-(``serial:socket://127.0.0.1:5555`` for QEMU's ``-serial tcp:...,server``). Every failure is
+(``serial:socket://127.0.0.1:5555``, or ``serial:tcp://127.0.0.1:5555``, for QEMU's ``-serial
+tcp:...,server``). Every failure is
 one :class:`~mcudeploy.errors.BoardLinkError` line: a port that does not exist or is busy,
 no reply in time, a frame whose checksum does not match, an ``ERROR`` from the board, a
 ``BOOT`` in the middle of a session (the board reset).
@@ -131,6 +132,8 @@ def _open(port: str, timeout: float):
     serial = require("serial", "board", "validate --on serial:PORT")
     if not port:
         raise UsageError("--on serial:: give the port, e.g. serial:/dev/ttyACM0 or serial:socket://127.0.0.1:5555")
+    if port.startswith("tcp://"):           # QEMU's own spelling (-serial tcp:HOST:PORT): pyserial's socket://
+        port = "socket://" + port[len("tcp://"):]
     try:
         if "://" in port:
             return serial.serial_for_url(port, baudrate=BAUD_RATE, timeout=min(timeout, 0.5))
