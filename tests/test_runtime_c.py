@@ -368,6 +368,10 @@ DATA_MOVEMENT = {  # name: (op, input shape, attrs)
                                               "steps": (2, 3, 1)}),
     "slice_negative_step": ("Slice", (1, 6, 6, 3), {"starts": (-1, 4), "ends": (-100, 0), "axes": (1, 2),
                                                     "steps": (-2, -1)}),
+    "slice_channel_run": ("Slice", (1, 5, 6, 9), {"starts": (1, 2), "ends": (4, 8), "axes": (1, 3),
+                                                  "steps": (1, 1)}),     # a pixel's channels copied as one run
+    "slice_channel_reversed": ("Slice", (1, 4, 4, 6), {"starts": (5,), "ends": (-100,), "axes": (3,),
+                                                       "steps": (-2,)}),
     "pad_constant": ("Pad", (1, 3, 4, 2), {"pads": (0, 1, 2, 0, 0, 2, 1, 1), "value": 0.0}),
     "pad_value_crop": ("Pad", (1, 5, 5, 2), {"pads": (0, -1, 2, 0, 0, 1, -2, 0), "value": 1.5}),
     "pad_reflect": ("Pad", (1, 4, 5, 2), {"pads": (0, 3, 2, 0, 0, 2, 4, 0), "mode": "reflect"}),

@@ -60,6 +60,16 @@ def _resize_case(rng):
                         "nearest_mode": "floor"}, per_tensor(0.1, 2))
 
 
+def _slice_case(rng, dtype, steps: tuple[int, int, int]):
+    """A tile's slice of a wider tensor (rows, columns, channels), as a tiled U-Net level reads
+    a spilled skip tensor into its decoder concat."""
+    x = random_tensor(rng, dtype, (1, 9, 8, 7))
+    starts = tuple(1 if step > 0 else -2 for step in steps)
+    ends = tuple(7 if step > 0 else -100 for step in steps)
+    return single_node("Slice", [(x, per_tensor(0.1, 0), False)],
+                       {"starts": starts, "ends": ends, "axes": (1, 2, 3), "steps": steps}, per_tensor(0.1, 0))
+
+
 def _binary_case(rng, op: str, broadcast: bool = False, shared: bool = False):
     a = random_tensor(rng, np.int8, (1, 4, 5, 6))
     b = random_tensor(rng, np.int8, (1, 1, 5, 6) if broadcast else (1, 4, 5, 6))
@@ -79,6 +89,8 @@ CASES = {
     "add": lambda rng: _binary_case(rng, "Add"),
     "sub-broadcast": lambda rng: _binary_case(rng, "Sub", broadcast=True),
     "mul": lambda rng: _binary_case(rng, "Mul"),
+    "slice-rows-s8": lambda rng: _slice_case(rng, np.int8, (1, 1, 1)),
+    "slice-strided-s16": lambda rng: _slice_case(rng, np.int16, (2, -1, -2)),
 }
 
 

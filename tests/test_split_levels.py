@@ -56,6 +56,28 @@ def test_a_lower_peak_buys_a_smaller_arena_with_more_macc(levels_deployment):
     assert lower.memory_transform.tiling.overhead >= deployment.memory_transform.tiling.overhead
 
 
+def test_a_lower_peak_measures_the_patches_it_needs_into_the_kept_table(levels_deployment):
+    """The table is measured once per room; a ceiling below it adds the patches of the levels
+    that row stripes fit there only with PATCH_FROM stripes or more (the search's lower peaks)."""
+    from mcudeploy.plan import memory_transform
+    from mcudeploy.plan.levels import PATCH_FROM
+    graph, _ = levels_deployment
+    table = next(t for t in memory_transform._LEVELS.values() if t.levels and t.levels[0].start == "conv_3")
+    before = set(table.patched)
+    peak = int(0.45 * LIMIT)
+    deploy(graph.copy(), _options(split_levels=True, split_limit=peak))
+    assert table is next(t for t in memory_transform._LEVELS.values() if t.levels and t.levels[0].start == "conv_3")
+
+    def rows_only(level):
+        fitting = [c for c in level.counts if c.count[1] == 1 and c.need <= peak]
+        return min(fitting, key=lambda c: c.added_macc).count[0] if fitting else None
+
+    wide = {i for i, level in enumerate(table.levels) if (rows_only(level) or PATCH_FROM) >= PATCH_FROM}
+    assert wide - before, "the lower peak needs patches the room's table did not measure"
+    assert wide <= table.patched
+    assert all(any(c.count[1] > 1 for c in table.levels[i].counts) for i in table.patched)
+
+
 def test_the_search_pins_the_choice_so_it_replays_without_searching(levels_deployment):
     graph, deployment = levels_deployment
     extra = _pinned(deployment.memory_transform)

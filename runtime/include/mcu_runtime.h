@@ -467,7 +467,8 @@ mcu_status mcu_transpose(const mcu_context *ctx, const mcu_transpose_params *par
                          const mcu_dims *out_dims, void *out);
 
 /* Strided slice: out[o] = in[begin + o * stride] on each axis (n, h, w, c); begin must be
- * in range and the last index read inside the input; strides may be negative. */
+ * in range and the last index read inside the input; strides may be negative. out c_stride
+ * (the Slice writes its channel slice of a concatenation in place). */
 typedef struct {
     int32_t begin[4];
     int32_t stride[4];

@@ -52,7 +52,7 @@ def run_node(runtime: Runtime, node, params, inputs: list, out: np.ndarray | Non
     """The C kernel's output for ``node`` on ``inputs`` (arrays of the declared shapes).
     ``out``: where the kernel writes (default: a new dense array); a channel slice
     ``wide[..., k:k + c]`` of a wider buffer makes the call pass an out c_stride (the
-    runners that :func:`out_dims` serves: conv, pool, resize, add / sub / mul, and max / min,
+    runners that :func:`out_dims` serves: conv, pool, resize, add / sub / mul, slice, and max / min,
     whose kernel refuses it)."""
     if node.op not in RUNNERS or node.op not in FUNCTIONS:
         raise NotImplementedError(f"no C kernel for {node.op}")
@@ -200,8 +200,9 @@ def reshape(runtime, node, params, inputs, out):
 @runner("Transpose", "Slice", "Tile", "Expand")
 def move(runtime, node, params, inputs, out):
     x = inputs[0]
-    if out.size:
-        _call(runtime, node, None, _params(node, params), x.itemsize, dims(x.shape), x, dims(out.shape), out)
+    if out.size:     # Slice honours an out c_stride (a 4-D channel slice of a wider buffer)
+        shape = out_dims(out) if node.op == "Slice" and out.ndim == 4 else dims(out.shape)
+        _call(runtime, node, None, _params(node, params), x.itemsize, dims(x.shape), x, shape, out)
 
 
 @runner("Pad")

@@ -173,4 +173,4 @@ def params_itemsize_in_out_call(context: CallContext, call: KernelCall) -> None:
     params = context.params_ref(call)
     call.call = (f"{kernel_function(context.node)}(NULL, {params}, {x.dtype.itemsize}, "
                  f"{context.dims_ref(call, 'in0_dims', x.shape)}, {context.pointer(x)}, "
-                 f"{context.dims_ref(call, 'out_dims', y.shape)}, {context.pointer(y)})")
+                 f"{context.out_dims_ref(call, y.shape)}, {context.pointer(y)})")

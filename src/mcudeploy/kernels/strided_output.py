@@ -27,6 +27,11 @@ def _int8_output(node: Node) -> bool:
     return str(node.outputs[0].dtype) == "int8"
 
 
+def _four_d(node: Node) -> bool:
+    """strided_slice.c walks n, h, w, c: the output pixel stride applies to 4-D outputs."""
+    return len(node.outputs[0].shape) == 4
+
+
 def _nearest(node: Node) -> bool:
     return node.attrs.get("mode") == "nearest"
 
@@ -34,9 +39,11 @@ def _nearest(node: Node) -> bool:
 # variant name -> op -> does the variant's C function honour out c_stride for this node
 STRIDED_OUTPUT: dict[str, dict[str, Callable[[Node], bool]]] = {
     # conv.c (conv2d and depthwise, s8 and s16 share one core), pool.c, resize.c (nearest),
-    # elementwise.c (Add / Sub / Mul; not binary_math.c's Max / Min / SquaredDifference)
+    # elementwise.c (Add / Sub / Mul; not binary_math.c's Max / Min / SquaredDifference),
+    # strided_slice.c (any element size: a tile's slice of a spilled skip tensor)
     "reference": {"Conv": _integer_output, "MaxPool": _integer_output, "AveragePool": _integer_output,
-                  "Resize": _nearest, "Add": _integer_output, "Sub": _integer_output, "Mul": _integer_output},
+                  "Resize": _nearest, "Add": _integer_output, "Sub": _integer_output, "Mul": _integer_output,
+                  "Slice": _four_d},
     "dsp-conv": {"Conv": _int8_output},
     "dsp-depthwise": {"Conv": _int8_output},
     "dsp-pool": {"MaxPool": _int8_output, "AveragePool": _int8_output},

@@ -26,9 +26,12 @@ to external RAM makes the levels independent: a level's on-chip need is then its
    level's on-chip need is the top of the on-chip arena over its steps
    (:meth:`.split.SplitChoice.parts`). Levels are independent once split (nothing on chip
    crosses a cut), so one tiled copy per count measures them all. Patches (``PATCHES``: rows x columns) are measured for the
-   levels that row stripes fit under the limit only with ``PATCH_FROM`` stripes or more, or not
-   at all (thin stripes recompute a halo per stripe; patches fewer); their copies tile only those
-   levels.
+   levels that row stripes fit under the ceiling asked for only with ``PATCH_FROM`` stripes or
+   more, or not at all (thin stripes recompute a halo per stripe; patches fewer); their copies
+   tile only those levels. They are measured when a choice first asks for such a ceiling (the
+   table is kept between trials, so a lower peak asked by a later trial adds the patches it
+   needs: measured only against the room, a level that fits in 8 stripes there was left with 64
+   stripes at a bank's size, where 16 x 2 patches cost a third less MACC).
 4. **Choice** for a peak ``T`` (at most the limit): per level, the count with the least added
    MACC whose measured need is at most ``T`` (ties: fewer tiles; none: the count of least need).
    The whole choice is then planned for real with the deployment's planner (its memory-aware
@@ -201,12 +204,16 @@ def part_of(graph: Graph, cuts: tuple[str, ...], node_name: str) -> int:
     return bisect.bisect_left(ends, names.index(node_name))
 
 
-class _Table:
-    """Rule 3: every level's need and added MACC per tile count."""
+class LevelsTable:
+    """Rule 3: every level's need and added MACC per tile count. Kept between trials (by
+    :mod:`.memory_transform`): patches are added on demand for the ceilings a choice asks for."""
 
-    def __init__(self, graph: Graph, points: tuple[str, ...], levels: list[Level], plan: Planner) -> None:
-        self.graph, self.points, self.levels, self.plan = graph, points, levels, plan
+    def __init__(self, graph: Graph, plan: Planner) -> None:
+        self.graph, self.plan = graph.copy(), plan      # a copy: the caller tiles its graph in place
+        self.points, self.levels = find_levels(self.graph)
         self.copies = 0
+        self.patched: set[int] = set()
+        self.seconds = 0.0
 
     def measure(self, count: tuple[int, int], which: list[int]) -> None:
         from .split import given_split
@@ -244,38 +251,50 @@ class _Table:
             level.untiled_need = needs[level.part]
             level.counts.append(LevelCount((1, 1), level.untiled_need, 0))
 
-
-def measure_levels(graph: Graph, plan: Planner, *, limit: int) -> tuple[tuple[str, ...], list[Level], int]:
-    """Rules 1-3: the cut points, the levels with their measured counts, the copies built.
-    Patches are measured for the levels that rows fit under ``limit`` only with ``PATCH_FROM``
-    stripes or more, or not at all."""
-    points, levels = find_levels(graph)
-    if not points:
-        return points, levels, 0
-    table = _Table(graph, points, levels, plan)
-    table.untiled()
-    for count in ROWS:
-        table.measure(count, list(range(len(levels))))
-    wide = [i for i, level in enumerate(levels)
-            if not level.choices(limit) or level.choices(limit)[0].count[0] >= PATCH_FROM]
-    for count in PATCHES:
-        table.measure(count, wide)
-    return points, levels, table.copies
+    def patches_for(self, ceilings: list[int]) -> None:
+        """Measure the patches of the levels whose rows fit ``ceilings`` (one per level) only
+        with ``PATCH_FROM`` stripes or more, or not at all, unless measured already."""
+        wide = [i for i, (level, ceiling) in enumerate(zip(self.levels, ceilings)) if i not in self.patched
+                and (not level.choices(ceiling) or level.choices(ceiling)[0].count[0] >= PATCH_FROM)]
+        if not wide:
+            return
+        started = time.perf_counter()
+        for count in PATCHES:
+            self.measure(count, wide)
+        self.patched.update(wide)
+        self.seconds += time.perf_counter() - started
 
 
-def choose_levels(graph: Graph, plan: Planner, points: tuple[str, ...], levels: list[Level], *,
+def measure_levels(graph: Graph, plan: Planner, *, limit: int) -> LevelsTable:
+    """Rules 1-3: the cut points, the levels with their measured row counts, and the patches
+    the ``limit`` needs (more are measured when a choice asks for a lower ceiling)."""
+    started = time.perf_counter()
+    table = LevelsTable(graph, plan)
+    if table.points:
+        table.untiled()
+        for count in ROWS:
+            table.measure(count, list(range(len(table.levels))))
+        table.patches_for([limit] * len(table.levels))
+    table.seconds = time.perf_counter() - started
+    return table
+
+
+def choose_levels(graph: Graph, plan: Planner, table: LevelsTable, *,
                   limit: int, peak: int | None = None,
                   room: Callable[[Graph], int] | None = None) -> LevelsChoice:
     """Rule 4 on ``graph`` (not modified): the counts for ``peak`` (default: the limit), planned
     and repaired until the arena fits the limit or no level can go lower. ``room``: the limit of
-    a tiled candidate (the runtime state grows with its node count), default ``limit``."""
+    a tiled candidate (the runtime state grows with its node count), default ``limit``.
+    Patches the ceilings need and ``table`` lacks are measured into it."""
     from .split import given_split
     from .tiling import apply_tiling
     started = time.perf_counter()
+    points, levels = table.points, table.levels
     target_peak = limit if peak is None else min(peak, limit)
     choice = LevelsChoice(points, levels, limit=limit, peak=target_peak, macc_before=total_macc(graph))
     ceilings = [target_peak] * len(levels)
     for _ in range(REPAIRS + 1):
+        table.patches_for(ceilings)
         picks = [level.choices(ceiling) or level.smallest() for level, ceiling in zip(levels, ceilings)]
         if any(not pick for pick in picks):
             break

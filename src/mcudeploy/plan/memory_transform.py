@@ -24,7 +24,6 @@ instead of searching them again (the record says ``cached``).
 from __future__ import annotations
 
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -43,6 +42,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:   # the transformations are imported when options ask for them (plan start-up)
     from ..targets import Target
+    from .levels import LevelsTable
     from .split import SplitChoice
     from .tiling import TilingChoice
 
@@ -126,7 +126,7 @@ def _auto_tiling(graph: Graph, plan: Callable[[Graph], MemoryPlan], target: Targ
     return choice
 
 
-_LEVELS: OrderedDict[tuple, tuple] = OrderedDict()
+_LEVELS: OrderedDict[tuple, LevelsTable] = OrderedDict()
 TABLE_TIME_LIMIT = 1.0
 
 
@@ -142,22 +142,24 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
                          "for the tensors that cross the levels; use [tiling] auto, or a target with PSRAM")
     room = _limit(None, graph, target, options, "split")
     key = _auto_key(graph, target, options, room)
-    if key not in _LEVELS:
-        started = time.perf_counter()
+    is_new = key not in _LEVELS
+    if is_new:
         # the table's plans rank tile counts; a second of allocator search each is enough (the
         # choice is then planned with the deployment's own settings)
         quick = replace(options, schedule="file", time_limit=min(options.time_limit, TABLE_TIME_LIMIT))
-        table = measure_levels(graph, _planner(target, quick), limit=room)
-        _LEVELS[key] = (*table, time.perf_counter() - started)
+        _LEVELS[key] = measure_levels(graph, _planner(target, quick), limit=room)
         while len(_LEVELS) > AUTO_TILING_KEPT:
             _LEVELS.popitem(last=False)
-    points, levels, copies, table_seconds = _LEVELS[key]
-    if not points:
+    table = _LEVELS[key]
+    if not table.points:
         raise UsageError("[split] levels: the graph has no level boundary (no tensor smaller than the ones "
                          "around it) to cut at; use [split] points or [split] auto")
-    choice = choose_levels(graph, _planner(target, options), points, levels, limit=room, peak=options.split_limit,
+    table_seconds = table.seconds if is_new else 0.0
+    choice = choose_levels(graph, _planner(target, options), table, limit=room, peak=options.split_limit,
                            room=lambda tiled: _limit(None, tiled, target, options, "split"))
-    choice.copies, choice.seconds = copies, choice.seconds + table_seconds
+    # this choice's cost: its own plans and the patches it added, and the table when measured for it
+    choice.copies, choice.seconds = table.copies, choice.seconds + table_seconds
+    points = table.points
     if not choice.fits:
         from .levels import why_not
         raise UsageError(why_not(graph, choice))
@@ -165,7 +167,7 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
     tiling = given_tiling(graph, choice.regions) if choice.regions else None
     if tiling is not None:
         tiling.rule, tiling.limit, tiling.arena_after = f"levels: {choice.describe()}", room, choice.arena_after
-        tiling.built, tiling.planned, tiling.seconds = copies, choice.plans, choice.seconds
+        tiling.built, tiling.planned, tiling.seconds = choice.copies, choice.plans, choice.seconds
     split = given_split(graph, points, tiling.tiled if tiling else [])
     split.rule, split.given = "levels", points
     log.info("[split] levels: MACC %d -> %d", before, total_macc(graph))

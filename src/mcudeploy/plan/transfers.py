@@ -10,7 +10,9 @@ bytes)`` hook for each (``memcpy`` by default, a DMA driver on a board) instead 
     destination = its output's address,  source = its input's address + source_offset
 
 A Slice across the arenas that is not one contiguous range runs its kernel instead, reading
-the external memory in place (memory-mapped PSRAM).
+the external memory in place (memory-mapped PSRAM); so does one whose output is a channel
+slice of a concatenation done in place (``channel_stride``: one contiguous copy would
+overwrite the other inputs' channels; the kernel writes one run per pixel).
 """
 from __future__ import annotations
 
@@ -43,6 +45,8 @@ def find_transfers(nodes: list[Node], reuse: ReuseSet, external: frozenset[str])
         alias = reuse.aliases.get(output.name)
         if (alias is not None and alias.base == source.name) or not reuse.crosses(source.name, output.name):
             continue
+        if alias is not None and alias.channel_stride:
+            continue                     # written into its concat's channel slice by the kernel
         offset = contiguous_slice_offset(node) if node.op == "Slice" else 0
         if offset is None:
             continue

@@ -7,6 +7,7 @@ names as written); no printing here.
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ..units import byte_text
@@ -65,7 +66,9 @@ def plan_figures(deployment: Deployment) -> list[str]:
 
 def concat_lines(graph, plan) -> list[str]:
     """One line per Concat: in place (how, and which producers write their slices) or a copy
-    and why (the planner's last refusal for it, :mod:`mcudeploy.plan.reuse`)."""
+    and why (the planner's last refusal for it, :mod:`mcudeploy.plan.reuse`). The copies of one
+    Concat in a tiled region (``name@tile0`` ... ``name@tileN``) with the same verdict are one
+    line (a 64-stripe level printed 64 lines before)."""
     reasons: dict[str, str] = {}
     for node, reason in plan.reuse_refusals:
         if reason.startswith("concat in place"):
@@ -74,8 +77,8 @@ def concat_lines(graph, plan) -> list[str]:
     for node in graph.nodes:
         if node.op != "Concat":
             continue
-        producers = ", ".join(f"{value.producer.name} ({value.producer.op})" for value in node.inputs
-                              if value is not None and value.producer is not None)
+        producers = _tile_runs([f"{value.producer.name} ({value.producer.op})" for value in node.inputs
+                                if value is not None and value.producer is not None])
         if node.name in plan.elided_nodes:
             strided = any(plan.channel_strides.get(value.name) for value in node.inputs if value is not None)
             how = "channel slices, written with a channel stride" if strided else "contiguous slices"
@@ -83,4 +86,50 @@ def concat_lines(graph, plan) -> list[str]:
         else:
             lines.append(f"concat {node.name}: copies ({reasons.get(node.name, 'concat in place is off')}); "
                          f"inputs from {producers or 'no node (graph inputs or constants)'}")
-    return lines
+    return _tile_lines(lines)
+
+
+_TILE = re.compile(r"(@tile|:band)(\d+(?:_\d+)?)(?![\d_])")
+
+
+def _tile_key(text: str) -> str:
+    return _TILE.sub(lambda m: m.group(1) + "#", text)
+
+
+def _tile_runs(items: list[str]) -> str:
+    """``a@tile0 (Conv), a@tile1 (Conv), ...`` -> ``a@tile0..N (Conv) (N+1 tiles)``; other items kept."""
+    groups: list[tuple[str, list[str]]] = []
+    for item in items:
+        numbers = [m.group(2) for m in _TILE.finditer(item)]
+        pattern = _tile_key(item)
+        if len(numbers) == 1 and groups and groups[-1][0] == pattern and groups[-1][1]:
+            groups[-1][1].append(numbers[0])
+        else:
+            groups.append((pattern, numbers if len(numbers) == 1 else []))
+    shown = []
+    for pattern, numbers in groups:
+        if len(numbers) > 2:
+            shown.append(pattern.replace("#", f"{numbers[0]}..{numbers[-1]}", 1) + f" ({len(numbers)} tiles)")
+        elif numbers:
+            shown.extend(pattern.replace("#", number, 1) for number in numbers)
+        else:
+            shown.append(pattern)
+    return ", ".join(shown)
+
+
+def _tile_lines(lines: list[str]) -> list[str]:
+    """Lines that differ only in their tile numbers (the same Concat in every tile) as one."""
+    groups: dict[str, list[str]] = {}
+    for line in lines:
+        groups.setdefault(_tile_key(line), []).append(line)
+    out = []
+    for pattern, members in groups.items():
+        if len(members) > 2:
+            names = [found[-1][1] for line in members if (found := _TILE.findall(line.partition(": ")[0]))]
+            head, _, rest = pattern.partition(": ")
+            first_last = f"{names[0]}..{names[-1]}" if names else "#"
+            out.append(f"{head.replace('#', first_last, 1)} ({len(members)} tiles, each): "
+                       + rest.replace("#", "N"))
+        else:
+            out.extend(members)
+    return out
