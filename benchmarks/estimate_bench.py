@@ -68,6 +68,7 @@ def _pct(value: float) -> str:
 # ---------------------------------------------------------------- 1. QEMU instruction counts
 
 MEASURED_CACHE = RESULTS / "estimate.measured.json"
+QEMU_RUNS = {"measured": 0, "cached": 0}     # programs run on QEMU in this run / read from MEASURED_CACHE
 
 
 def _project_digest(deployment, board: str) -> str:
@@ -87,6 +88,7 @@ def measure_on_qemu(deployment, board: str) -> tuple[int, list[int]]:
     from mcudeploy.validate.generated_code import random_integer_feeds, run_generated
     cache = json.loads(MEASURED_CACHE.read_text()) if MEASURED_CACHE.exists() else {}
     key = _project_digest(deployment, board)
+    QEMU_RUNS["cached" if key in cache else "measured"] += 1
     if key not in cache:
         measured = run_generated(deployment, random_integer_feeds(deployment.graph, 1, seed=5), board, profile=True)
         cache = json.loads(MEASURED_CACHE.read_text()) if MEASURED_CACHE.exists() else {}
@@ -463,6 +465,7 @@ def main(argv: list[str]) -> int:
     if "qemu" in args.sections:
         models = ["mlperf_tiny/fc_autoencoder_int8.tflite", "tflite_micro/hello_world_int8.tflite"] if args.quick else INT8_MODELS
         fresh = run_qemu(models, tuple(args.kernels))
+        results["qemu_runs"] = dict(QEMU_RUNS)
         kept = [case for case in previous.get("qemu", []) if case["preference"] not in args.kernels]
         results["qemu"] = sorted(kept + fresh, key=lambda c: (list(BOARDS).index(c["board"]),
                                                            c["preference"] != "reference"))
@@ -489,6 +492,11 @@ def render(results: dict) -> list[str]:
              "synthetic layers only).", ""]
     if "qemu" in results:
         lines += qemu_markdown(results["qemu"]) + [""]
+        runs = results.get("qemu_runs")
+        if runs:
+            lines += [f"QEMU programs in the last run of this section: {runs['measured']} measured, {runs['cached']} read "
+                      "from `estimate.measured.json` (the same generated project and board, byte for byte, measured "
+                      "before: instruction counts do not depend on the machine's load).", ""]
     if "calibration" in results:
         lines += calibration_markdown(results["calibration"]) + [""]
     if "n6" in results:

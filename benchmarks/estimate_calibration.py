@@ -92,10 +92,11 @@ def run_facts() -> dict:
     import os
     import platform
     import subprocess
+    import sys
 
     import numpy
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    return {"command": "python benchmarks/estimate_bench.py --sections calibration n6 cliffs timing",
+    return {"command": " ".join(["python benchmarks/estimate_bench.py", *sys.argv[1:]]).strip(),
             "python": platform.python_version(), "numpy": numpy.__version__, "git_commit": commit,
             "load_average_1min": os.getloadavg()[0], "cpus": os.cpu_count()}
 
