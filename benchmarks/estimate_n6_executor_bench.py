@@ -29,14 +29,13 @@ import sys
 import time
 from collections import Counter
 
+from mcudeploy.codegen import generate_files
+from mcudeploy.driver import deploy
+from mcudeploy.estimate import estimate
+from mcudeploy.options import DeploymentOptions
+from mcudeploy.search import SearchRequest, run_search
+from mcudeploy.validate.generated_code import random_integer_feeds, run_generated
 from paths import REPO, RESULTS, SHARED_MODELS
-
-from mcudeploy.codegen import generate_files  # noqa: E402
-from mcudeploy.driver import deploy  # noqa: E402
-from mcudeploy.estimate import estimate  # noqa: E402
-from mcudeploy.options import DeploymentOptions  # noqa: E402
-from mcudeploy.search import SearchRequest, run_search  # noqa: E402
-from mcudeploy.validate.generated_code import random_integer_feeds, run_generated  # noqa: E402
 
 log = logging.getLogger("estimate_n6_executor_bench")
 OUT = RESULTS / "estimate_n6_executor.md"
