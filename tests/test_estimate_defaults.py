@@ -195,9 +195,9 @@ def test_calibrate_accepts_the_shared_csv_as_it_is():
 
 @pytest.mark.parametrize("header, rows, words", [
     ("model,board,cpu_mhz,framework,latency_ms", ["{m},MY-BOARD,400,Lib,2.0", "{m},MY-BOARD,400,Lib,2.1"],
-     "board 'MY-BOARD' is no built-in target; give its core and clock"),
+     r"lines 2, 3: board 'MY-BOARD' is no built-in target; give its core and clock: missing core \(column core"),
     ("model,board,core,framework,latency_ms", ["{m},MY-BOARD,Cortex-M7,Lib,2.0", "{m},MY-BOARD,Cortex-M7,Lib,2.1"],
-     "give its core and clock"),
+     r"give its core and clock: missing clock \(column cpu_mhz\)"),
     ("model,latency_ms", ["{m},2.0", "{m},2.1"], "missing column"),
     ("model,soc,cpu_mhz,framework,latency_ms", ["{m},STM32L4R5,120,Lib,2.0"], "1 measurement"),
     ("model,board,core,cpu_mhz,framework,latency_ms", ["{m},B,Cortex-M99,100,Lib,2.0", "{m},B,Cortex-M99,100,Lib,2"],
