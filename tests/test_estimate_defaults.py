@@ -45,8 +45,8 @@ def public_rows():
 @pytest.mark.parametrize("grouping", ["board", "model"])
 def test_cross_validated_median_error_is_within_the_goal(public_rows, grouping):
     """Leave-one-board-out and leave-one-model-out, refitted here: the median absolute error of the
-    rows whose library the training folds measured is <= 15 %, and the median over every row
-    (libraries measured on one board only included) stays below 20 %."""
+    rows whose library the training folds measured is <= 15 %, and so is the median over every row
+    (libraries measured on one board only included: the shipped defaults, no overlay)."""
     result = summary(cross_validate(public_rows, grouping))
     assert result["seen"]["rows"] >= 90
     assert result["seen"]["median_abs_error"] <= GOAL, result["seen"]
