@@ -21,7 +21,9 @@ STM32N6 NPU, and the placement cliffs.
    built here as IR graphs, SAME padding) on stm32n6 with inputs / outputs in user buffers as in
    ST's measurement; the model's latency, epochs, work buffer and failure verdict against ST's.
    The target's ``run_overhead_us`` comes from one row's "SW ctrl 13.4 %" note; the LOO column
-   re-derives it from the other rows (median of measured - hardware estimate) instead.
+   re-derives it from the other rows (median of measured - hardware estimate) instead. Each layer
+   is deployed with ``--executor vendor-npu`` (ST's NPU ran it), its weights in octoFlash; 3b
+   scans the octoFlash bandwidth (what the rows can calibrate). Code: ``estimate_n6.py``.
 4. **cliffs**: the same model with weights in internal vs external flash and activations on
    chip vs in external RAM, on the STM32N6 NPU, an STM32H747I-DISCO (Cortex-M7 + D-cache,
    QSPI flash, SDRAM) and a B-U585I-IOT02A (Cortex-M33, OCTOSPI flash and PSRAM behind the 4 KB
@@ -35,7 +37,6 @@ a re-run after a new fit re-measures only programs whose code changed.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import statistics
@@ -45,11 +46,12 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from paths import INT8_MODELS, REPO, RESULTS, SHARED, SHARED_MODELS
+from paths import INT8_MODELS, REPO, RESULTS, SHARED_MODELS
 
 sys.path.insert(0, str(REPO / "tools"))
 
 from estimate_calibration import calibration_markdown, run_calibration  # noqa: E402
+from estimate_n6 import n6_markdown, run_n6  # noqa: E402
 from mcudeploy.driver import deploy  # noqa: E402
 from mcudeploy.estimate import estimate  # noqa: E402
 from mcudeploy.importers import load_model  # noqa: E402
@@ -57,7 +59,6 @@ from mcudeploy.options import DeploymentOptions  # noqa: E402
 from mcudeploy.targets import MemoryRegion, load_target  # noqa: E402
 
 log = logging.getLogger("estimate_bench")
-PUBLISHED = SHARED / "data" / "published_latency"
 BOARDS = {"qemu-m4": ("stm32l4r5", 40.0), "qemu-m55": ("stm32n6", 31.25)}   # target, instructions per tick
 
 
@@ -68,6 +69,7 @@ def _pct(value: float) -> str:
 # ---------------------------------------------------------------- 1. QEMU instruction counts
 
 MEASURED_CACHE = RESULTS / "estimate.measured.json"
+QEMU_RUNS = {"measured": 0, "cached": 0}     # programs run on QEMU in this run / read from MEASURED_CACHE
 
 
 def _project_digest(deployment, board: str) -> str:
@@ -87,6 +89,7 @@ def measure_on_qemu(deployment, board: str) -> tuple[int, list[int]]:
     from mcudeploy.validate.generated_code import random_integer_feeds, run_generated
     cache = json.loads(MEASURED_CACHE.read_text()) if MEASURED_CACHE.exists() else {}
     key = _project_digest(deployment, board)
+    QEMU_RUNS["cached" if key in cache else "measured"] += 1
     if key not in cache:
         measured = run_generated(deployment, random_integer_feeds(deployment.graph, 1, seed=5), board, profile=True)
         cache = json.loads(MEASURED_CACHE.read_text()) if MEASURED_CACHE.exists() else {}
@@ -174,72 +177,6 @@ def _deployment(model: Path, target: str):
     return deploy(model, DeploymentOptions(target=target))
 
 
-# ---------------------------------------------------------------- 3. STM32N6 single layers
-
-N6_LAYERS = {   # csv (layer, filters, kernel) -> builder
-    ("Conv2D", "16", "3x3"): lambda b: b.conv(64, 64, 3, 16, 3),
-    ("Conv2D (pointwise)", "32", "1x1"): lambda b: b.conv(64, 64, 3, 32, 1),
-    ("Conv2D", "32", "5x5"): lambda b: b.conv(64, 64, 3, 32, 5),
-    ("Conv2D", "32", "7x7"): lambda b: b.conv(64, 64, 3, 32, 7),
-    ("Conv2D", "32", "3x3"): lambda b: b.conv(64, 64, 3, 32, 3),
-    ("Conv2D", "64", "3x3"): lambda b: b.conv(64, 64, 3, 64, 3),
-    ("Conv2D+MaxPool", "16", "3x3"): lambda b: b.pool_after(b.conv(64, 64, 3, 16, 3)),
-    ("DepthwiseConv2D", "3", "3x3"): lambda b: b.depthwise(64, 64, 3, 3),
-}
-
-
-def n6_layer(builder) -> tuple:
-    from layer_graphs import LayerBatch
-    batch = LayerBatch("n6_layer", seed=1)
-    builder(batch)
-    deployment = deploy(batch.finish(), DeploymentOptions(target="stm32n6", io_in_arena=False))
-    return deployment, estimate(deployment)
-
-
-def run_n6() -> dict:
-    rows = []
-    with open(PUBLISHED / "n6_single_layers.csv", newline="") as handle:
-        records = list(csv.DictReader(handle))
-    overhead = load_target("stm32n6").npu.run_overhead_us
-    for record in records:
-        deployment, result = n6_layer(N6_LAYERS[(record["layer"], record["filters"], record["kernel"])])
-        head = next(layer for layer in result.layers if layer.device == "npu")
-        epochs, work = head.hardware_epochs, head.work_bytes
-        ram = (deployment.graph.inputs[0].nbytes + work) / 1024
-        measured = None if record["latency_ms"] == "FAIL" else float(record["latency_ms"])
-        rows.append({"layer": f"{record['layer']} {record['filters']} {record['kernel']}", "measured_ms": measured,
-                     "estimated_ms": round(result.latency_ms, 4), "hardware_us": result.latency_us - overhead,
-                     "epochs": epochs, "ram_kib_model": round(ram, 2), "ram_kib_st": float(record["ram_kib"]),
-                     "failure": result.failures[0] if result.failures else "", "st_notes": record["notes"],
-                     "bound": head.bound, "cause": head.cause})
-    runnable = [r for r in rows if r["measured_ms"] is not None]
-    for row in runnable:
-        others = [o["measured_ms"] * 1000 - o["hardware_us"] for o in runnable if o is not row]
-        row["loo_overhead_us"] = statistics.median(others)
-        row["loo_ms"] = round((row["hardware_us"] + row["loo_overhead_us"]) / 1000, 4)
-        row["error"] = row["estimated_ms"] / row["measured_ms"] - 1
-        row["loo_error"] = row["loo_ms"] / row["measured_ms"] - 1
-    return {"rows": rows, "run_overhead_us": overhead,
-            "max_abs_error": max(abs(r["error"]) for r in runnable),
-            "max_abs_loo_error": max(abs(r["loo_error"]) for r in runnable)}
-
-
-def n6_markdown(n6: dict) -> list[str]:
-    lines = ["## 3. STM32N6570-DK single int8 layers (Neural-ART), 64x64x3 input", "",
-             f"Worst error {n6['max_abs_error']:.1%} with the target's run overhead ({n6['run_overhead_us']:g} us); "
-             f"worst {n6['max_abs_loo_error']:.1%} with the overhead re-derived leaving the row out.", "",
-             "| layer | ST ms | estimated ms | error | LOO ms | LOO error | epochs | RAM KiB model / ST | bound | verdict / ST notes |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in n6["rows"]:
-        measured = "FAIL" if r["measured_ms"] is None else f"{r['measured_ms']:g}"
-        error = _pct(r["error"]) if "error" in r else "-"
-        loo = (f"{r['loo_ms']:g} | {_pct(r['loo_error'])}") if "loo_ms" in r else "- | -"
-        verdict = f"PREDICTED FAIL: {r['failure']}" if r["failure"] else "runs"
-        lines.append(f"| {r['layer']} | {measured} | {r['estimated_ms']:g} | {error} | {loo} | {r['epochs']} | "
-                     f"{r['ram_kib_model']:g} / {r['ram_kib_st']:g} | {r['bound']} | {verdict}; ST: {r['st_notes']} |")
-    return lines
-
-
 # ---------------------------------------------------------------- 4. placement cliffs
 
 def _with(target, *regions: MemoryRegion):
@@ -282,11 +219,12 @@ def run_cliffs(models: list[str]) -> list[dict]:
     rows = []
     for model in models:
         path = SHARED_MODELS / model
-        n6 = load_target("stm32n6")
-        base = _latency(path, n6, "mcudeploy", weights="ram")
+        n6, npu = load_target("stm32n6"), {"executor": "vendor-npu"}
+        base = _latency(path, n6, "mcudeploy", weights="ram", **npu)
         rows.append({"model": Path(model).stem, "board": "stm32n6 (NPU)", "runtime": "npu epochs", "base_ms": base,
-                     "external_weights_ms": _latency(path, n6, "mcudeploy", weights="flash"),
-                     "external_activations_ms": _latency(path, n6, "mcudeploy", weights="ram", activation_region="hyperRAM"),
+                     "external_weights_ms": _latency(path, n6, "mcudeploy", weights="flash", **npu),
+                     "external_activations_ms": _latency(path, n6, "mcudeploy", weights="ram",
+                                                         activation_region="hyperRAM", **npu),
                      "base": "weights in npuRAM, activations in npuRAM",
                      "external": "weights in octoFlash / activations in hyperRAM"})
         for board, (plain, with_flash, with_ram, ram_name) in cliff_targets().items():
@@ -374,8 +312,9 @@ def run_timing() -> dict:
         start = time.perf_counter()
         estimate(deployment)
         times.append(time.perf_counter() - start)
+    import os
     return {"model": "resnet8_int8", "target": "stm32l4r5", "median_ms": statistics.median(times) * 1e3,
-            "max_ms": max(times) * 1e3}
+            "max_ms": max(times) * 1e3, "load_average_1min": os.getloadavg()[0], "cpus": os.cpu_count()}
 
 
 def main(argv: list[str]) -> int:
@@ -393,6 +332,7 @@ def main(argv: list[str]) -> int:
     if "qemu" in args.sections:
         models = ["mlperf_tiny/fc_autoencoder_int8.tflite", "tflite_micro/hello_world_int8.tflite"] if args.quick else INT8_MODELS
         fresh = run_qemu(models, tuple(args.kernels))
+        results["qemu_runs"] = dict(QEMU_RUNS)
         kept = [case for case in previous.get("qemu", []) if case["preference"] not in args.kernels]
         results["qemu"] = sorted(kept + fresh, key=lambda c: (list(BOARDS).index(c["board"]),
                                                            c["preference"] != "reference"))
@@ -419,6 +359,11 @@ def render(results: dict) -> list[str]:
              "synthetic layers only).", ""]
     if "qemu" in results:
         lines += qemu_markdown(results["qemu"]) + [""]
+        runs = results.get("qemu_runs")
+        if runs:
+            lines += [f"QEMU programs in the last run of this section: {runs['measured']} measured, {runs['cached']} read "
+                      "from `estimate.measured.json` (the same generated project and board, byte for byte, measured "
+                      "before: instruction counts do not depend on the machine's load).", ""]
     if "calibration" in results:
         lines += calibration_markdown(results["calibration"]) + [""]
     if "n6" in results:
@@ -429,7 +374,8 @@ def render(results: dict) -> list[str]:
         t = results["timing"]
         lines += ["## 5. Speed of estimate()", "",
                   f"`estimate(deployment)` on {t['model']} / {t['target']}: median {t['median_ms']:.1f} ms, "
-                  f"max {t['max_ms']:.1f} ms over 20 calls (goal < 50 ms)."]
+                  f"max {t['max_ms']:.1f} ms over 20 calls (goal < 50 ms)"
+                  + (f"; load average {t['load_average_1min']:.1f} on {t['cpus']} CPUs." if "cpus" in t else ".")]
     return lines
 
 

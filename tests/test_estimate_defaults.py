@@ -5,6 +5,7 @@ of a model with float I/O is costed, and bad calibration input is one clear line
 from __future__ import annotations
 
 import math
+import statistics
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,12 +45,12 @@ def public_rows():
 @pytest.mark.parametrize("grouping", ["board", "model"])
 def test_cross_validated_median_error_is_within_the_goal(public_rows, grouping):
     """Leave-one-board-out and leave-one-model-out, refitted here: the median absolute error of the
-    rows whose library the training folds measured is <= 15 %, and the median over every row
-    (libraries measured on one board only included) stays below 20 %."""
+    rows whose library the training folds measured is <= 15 %, and so is the median over every row
+    (libraries measured on one board only included: the shipped defaults, no overlay)."""
     result = summary(cross_validate(public_rows, grouping))
     assert result["seen"]["rows"] >= 90
     assert result["seen"]["median_abs_error"] <= GOAL, result["seen"]
-    assert result["all"]["median_abs_error"] <= 0.20, result["all"]
+    assert result["all"]["median_abs_error"] <= GOAL, result["all"]
 
 
 def test_shipped_file_is_the_fit_of_the_public_data(public_rows):
@@ -89,6 +90,29 @@ def test_estimate_prints_the_expected_error_of_its_profile(capsys):
     assert "expected error: +-" in out and "leave-one-board-out" in out and "leave-one-model-out" in out
     assert main(["estimate", str(model), "--target", "stm32h743", "--core-clock", "280e6"]) == 0
     assert "measured on no board" in capsys.readouterr().out       # mcudeploy's own code: said so
+
+
+H743_CLOCK = 280e6
+
+
+@pytest.mark.parametrize("model", ["resnet8_int8", "dscnn_kws_int8", "mobilenetv1_vww_int8", "fc_autoencoder_int8"])
+def test_h743_default_estimate_is_within_its_printed_band(public_rows, model, capsys):
+    """Issue 22: ``estimate MODEL --target stm32h743 --core-clock 280e6`` and no other option is
+    within the band it prints (+-N % on the figure line: the larger of the two cross-validated
+    medians) of the median of the published Cortex-M7 figures of that model, scaled to 280 MHz
+    by cycles (the default runtime is mcudeploy's kernels, which no published library is:
+    notes/DECISIONS.md 2026-12-02)."""
+    path = shared_model(f"mlperf_tiny/{model}.tflite")
+    published = [row.measured_ms * row.clock_hz / H743_CLOCK for row in public_rows
+                 if row.family == "cortex-m7" and row.model.stem == model]
+    assert len(published) >= 4
+    result = estimate(deployment_of(path, "stm32h743"), core_clock_hz=H743_CLOCK)
+    errors = shipped_overlay().errors["*"]
+    band = max(errors["leave_one_board_out"], errors["leave_one_model_out"])
+    assert result.runtime == "mcudeploy" and result.expected_error_band == pytest.approx(band)
+    assert abs(result.latency_ms / statistics.median(published) - 1) <= band
+    assert main(["estimate", str(path), "--target", "stm32h743", "--core-clock", "280e6"]) == 0
+    assert f"ms +-{band:.0%} (" in capsys.readouterr().out          # the band printed is that one
 
 
 def float_io_conv():
@@ -171,9 +195,9 @@ def test_calibrate_accepts_the_shared_csv_as_it_is():
 
 @pytest.mark.parametrize("header, rows, words", [
     ("model,board,cpu_mhz,framework,latency_ms", ["{m},MY-BOARD,400,Lib,2.0", "{m},MY-BOARD,400,Lib,2.1"],
-     "board 'MY-BOARD' is no built-in target; give its core and clock"),
+     r"lines 2, 3: board 'MY-BOARD' is no built-in target; give its core and clock: missing core \(column core"),
     ("model,board,core,framework,latency_ms", ["{m},MY-BOARD,Cortex-M7,Lib,2.0", "{m},MY-BOARD,Cortex-M7,Lib,2.1"],
-     "give its core and clock"),
+     r"give its core and clock: missing clock \(column cpu_mhz\)"),
     ("model,latency_ms", ["{m},2.0", "{m},2.1"], "missing column"),
     ("model,soc,cpu_mhz,framework,latency_ms", ["{m},STM32L4R5,120,Lib,2.0"], "1 measurement"),
     ("model,board,core,cpu_mhz,framework,latency_ms", ["{m},B,Cortex-M99,100,Lib,2.0", "{m},B,Cortex-M99,100,Lib,2"],

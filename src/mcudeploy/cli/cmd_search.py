@@ -152,6 +152,17 @@ def _figures(trial) -> str:
             f"flash {metrics.flash_bytes} B")
 
 
+def _weights_line(best, default) -> str:
+    """What the best's copy of weights into RAM costs on chip, beside the defaults' ("" without one)."""
+    copied = best.metrics.weights_in_ram
+    if not copied:
+        return ""
+    regions = ", ".join(f"{size} B in {region}" for region, size in sorted(copied.items()))
+    before = default.metrics.weights_in_ram if default is not None and default.metrics is not None else {}
+    then = f"the defaults copy {sum(before.values())} B" if before else "the defaults keep them in flash"
+    return f"best copies weights from flash into RAM: {sum(copied.values())} B ({regions}); {then}"
+
+
 def _print(result) -> None:
     console = make_console()
     say = lambda text: console.print(text, markup=False)     # noqa: E731 - names come from files
@@ -166,6 +177,9 @@ def _print(result) -> None:
             " - " + "; ".join(f"{r.code}: {r.message}" for r in default.reasons[:3])))
     if result.best is not None:
         say(f"best (trial {result.best.index}): {_figures(result.best)}")
+        line = _weights_line(result.best, default)
+        if line:
+            say(line)
         say("pareto front (latency, on-chip RAM, flash): trials " + ", ".join(str(t.index) for t in result.front))
     if result.critical is not None and result.critical.found:
         say(f"critical sram_limit: {exact(result.critical.passing)} passes (trial "

@@ -146,8 +146,10 @@ def _board(record: dict, line: int, clock_hz: float, problems: list[str]) -> tup
         return target, target, ""
     core_name = (record.get("core") or "").strip() or (series_core(board) if record.get("soc") else "")
     if not core_name or not clock_hz:
-        problems.append(f"line {line}: board {board!r} is no built-in target; give its core and clock "
-                        "(columns core, e.g. Cortex-M33, and cpu_mhz) or a target file in a 'target' column")
+        missing = " and ".join(what for what, given in (("core (column core, e.g. Cortex-M33)", core_name),
+                                                         ("clock (column cpu_mhz)", clock_hz)) if not given)
+        problems.append(f"line {line}: board {board!r} is no built-in target; give its core and clock: "
+                        f"missing {missing}, or name a target file in a 'target' column")
         return None
     proxy = proxy_target(board if record.get("soc") else "", core_name)
     if proxy is None:
@@ -224,12 +226,22 @@ def read_rows(path: Path, models_root: Path | None = None) -> list[Measurement]:
     rows = [row for line, record in enumerate(records, start=2)
             if (row := _row(record, line, str(path), path.parent, models_root, problems)) is not None]
     if problems:
-        raise UsageError(f"--calibrate {path}: {len(problems)} row(s) cannot be used: " + "; ".join(problems[:12])
-                         + (" ..." if len(problems) > 12 else ""))
+        grouped = grouped_problems(problems)
+        raise UsageError(f"--calibrate {path}: {len(problems)} row(s) cannot be used: " + "; ".join(grouped[:12])
+                         + (" ..." if len(grouped) > 12 else ""))
     if len(rows) < MINIMUM_ROWS:
         raise UsageError(f"--calibrate {path}: {len(rows)} measurement(s); a fit needs at least {MINIMUM_ROWS} "
                          "(better: several models on each board) to say anything about the constants")
     return rows
+
+
+def grouped_problems(problems: list[str]) -> list[str]:
+    """``line N: message`` entries with the same message said once: ``lines 2, 3: message``."""
+    lines: dict[str, list[str]] = {}
+    for problem in problems:
+        line, _, message = problem.partition(": ")
+        lines.setdefault(message, []).append(line.removeprefix("line "))
+    return [f"line{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}: {message}" for message, numbers in lines.items()]
 
 
 def measure_rows(rows: list[Measurement], deploy_function) -> None:

@@ -64,6 +64,7 @@ class Metrics:
     off_chip_count: int = 0                 # activation tensors in external RAM
     arena_off_chip: bool = False            # the arena (or one of its banks) is in external RAM
     extra: dict[str, Any] = field(default_factory=dict)     # back-end figures (Vela: cycles, SRAM)
+    weights_in_ram: dict[str, int] = field(default_factory=dict)   # region -> weight bytes copied out of flash
 
     @property
     def ram_bytes(self) -> int:
@@ -175,7 +176,20 @@ def metrics_of(deployment: Deployment, latency) -> Metrics:
                    arena_region=placement.arena_region if placement else "",
                    banks=dict(placement.arena_banks) if placement else {}, off_chip_tensors=off_chip[:OFF_CHIP_SHOWN],
                    off_chip_count=len(off_chip), arena_off_chip=_arena_off_chip(deployment),
-                   extra=_transform_figures(deployment))
+                   extra=_transform_figures(deployment), weights_in_ram=weights_in_ram(deployment))
+
+
+def weights_in_ram(deployment: Deployment) -> dict[str, int]:
+    """Weight bytes per RAM region the plan copied them to (the on-chip cost of not streaming them
+    from flash, as the vendor's default placement does on an NPU target)."""
+    target = deployment.target
+    kinds = {region.name: region.kind for region in target.regions} if target is not None else {}
+    copied: dict[str, int] = {}
+    for value in deployment.graph.constants():
+        region = deployment.plan.weights.get(value.name, "")
+        if region and kinds.get(region, "flash") != "flash":
+            copied[region] = copied.get(region, 0) + value.nbytes
+    return copied
 
 
 def _estimate(deployment: Deployment, notes: list[str]):
