@@ -90,19 +90,31 @@ def code_bytes(project: Path, core: str, board: str, optimisation: str) -> int:
     return sum(m.text + m.rodata for m in modules if m.name.startswith("runtime_src"))
 
 
+def seeded_feeds(graph) -> dict:
+    """One seeded random input per graph input, with a leading batch axis of 1."""
+    rng = np.random.default_rng(0)
+    return {v.name: rng.integers(-128, 128, (1, *v.shape)).astype(v.dtype.numpy) for v in graph.inputs}
+
+
+def profile_layers(deployment, engine: str, feeds: dict) -> tuple[object, bool, dict[str, int]]:
+    """Run the generated code on QEMU: the result, bit-exactness of the outputs against
+    ``run_int`` and the instructions of each layer by node name (elided layers absent)."""
+    graph = deployment.graph
+    result = run_qemu(deployment, feeds, engine, profile=True)
+    expected = run_int(graph, {name: array[0] for name, array in feeds.items()})
+    exact = all(np.array_equal(np.asarray(expected[v.name]), result.outputs[v.name][0]) for v in graph.outputs)
+    order = [name for name in deployment.plan.order if name not in deployment.plan.elided_nodes]
+    return result, exact, dict(zip(order, result.layer_instructions[0]))
+
+
 def measure(path: Path, core: str, kernels: str) -> dict:
     target, engine, cpu, board = CORES[core]
     deployment = deploy(path, DeploymentOptions(target=target, kernels=kernels))
     graph = deployment.graph
-    rng = np.random.default_rng(0)
-    feeds = {v.name: rng.integers(-128, 128, (1, *v.shape)).astype(v.dtype.numpy) for v in graph.inputs}
-    result = run_qemu(deployment, feeds, engine, profile=True)
-    expected = run_int(graph, {name: array[0] for name, array in feeds.items()})
-    exact = all(np.array_equal(np.asarray(expected[v.name]), result.outputs[v.name][0]) for v in graph.outputs)
+    result, exact, layers = profile_layers(deployment, engine, seeded_feeds(graph))
     nodes = {node.name: node for node in graph.nodes}
-    order = [name for name in deployment.plan.order if name not in deployment.plan.elided_nodes]
     per_type = {kind: [0, 0] for kind in TYPES}
-    for name, instructions in zip(order, result.layer_instructions[0]):
+    for name, instructions in layers.items():
         node = nodes[name]
         per_type[layer_type(node)][0] += instructions
         per_type[layer_type(node)][1] += int(get_op(node.op).macc(node))
