@@ -20,12 +20,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import mcudeploy.codegen.templates as template_package
 from mcudeploy.codegen.boards import BOARDS, CORE_FLAGS
 from mcudeploy.codegen.templates import render
 from mcudeploy.estimate.features import features_of
 from mcudeploy.estimate.kernel_map import cmsis_kernel, feature_family, is_depthwise
 from mcudeploy.validate.qemu import ENGINE_BOARDS
-import mcudeploy.codegen.templates as template_package
 
 log = logging.getLogger("cmsis_nn_measure")
 HARNESS = Path(__file__).resolve().parent / "cmsis_nn_harness.c"
