@@ -204,7 +204,7 @@ def _table_types(rows: list[dict]) -> list[str]:
                   "instructions in parentheses; bold: ours behind the inline-assembly build):", "",
                   "| model | layer type | MACC | ours | CMSIS-NN default | CMSIS-NN inline asm | fewer vs inline asm |",
                   "|---|---|---:|---:|---:|---:|---:|"]
-        lines += _type_lines("all five", by_type(chosen))
+        lines += _type_lines("all models", by_type(chosen))
         for row in chosen:
             lines += _type_lines(row["model"], by_type([row]))
     return lines

@@ -11,6 +11,14 @@ takes the library's DSP (``SMLAD``) paths, Cortex-M55 its Helium (MVE) paths -- 
 under QEMU with ``-icount shift=0``. Each case's SysTick ticks x ns per tick = instructions.
 Layers the library has no kernel for (TFLite Micro runs its reference kernels then) are
 left out; the estimator uses the mcudeploy reference fit for them.
+
+The pieces are shared with ``benchmarks/cmsis_nn_bench.py`` (a real model's layers):
+
+    build_library(checkout, core, build, folder) -> libcmsis-nn.a (``build``: "default" or
+        "inline-asm" = -DCMSIS_NN_USE_REQUANTIZE_INLINE_ASSEMBLY; reused while flags and sources match)
+    build_harness(library, checkout, board, core, folder, cases=None) -> harness.elf (cases: the
+        synthetic cases compiled in; None: the layer-file mode reading folder/layers.bin)
+    run_harness(elf, board, folder, count) -> [(instructions, mismatching output bytes)]
 """
 from __future__ import annotations
 
