@@ -94,6 +94,16 @@ def type_of(node) -> str:
     return OTHER_TYPES.get(node.op, node.op.lower()) if kind == "other" else kind
 
 
+def shape_of(node) -> str:
+    """``HxWxC -> O, kHxkW /stride`` of a window layer, else the input shape."""
+    x, out = node.inputs[0], node.outputs[0]
+    text = "x".join(map(str, x.shape[1:])) + f" -> {out.shape[-1]}"
+    if node.op == "Conv":
+        kh, kw = node.inputs[1].shape[1:3]
+        text += f", {kh}x{kw} /{node.attrs['strides'][0]}"
+    return text
+
+
 def _layer_rows(graph, records, ours: dict[str, int], cmsis: dict[str, list]) -> list[dict]:
     nodes = {node.name: node for node in graph.nodes}
     measured = iter(range(sum(record.blob is not None for record in records)))
@@ -101,7 +111,8 @@ def _layer_rows(graph, records, ours: dict[str, int], cmsis: dict[str, list]) ->
     for record in records:
         node = nodes[record.node]
         row = {"node": record.node, "op": record.op, "type": type_of(node), "macc": int(get_op(node.op).macc(node)),
-               "kernel": record.kernel, "ours": ours.get(record.node, 0), "reason": record.reason}
+               "shape": shape_of(node), "kernel": record.kernel, "ours": ours.get(record.node, 0),
+               "reason": record.reason}
         if record.blob is not None:
             index = next(measured)
             row["cmsis"] = {build: counts[index][0] for build, counts in cmsis.items()}
@@ -233,6 +244,21 @@ def _targets(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _table_deficits(rows: list[dict], count: int = 12) -> list[str]:
+    """The layers where ours runs the most instructions more than the inline-assembly build."""
+    deficits = sorted(((layer["ours"] - layer["cmsis"]["inline-asm"], row, layer) for row in rows
+                       for layer in row["layers"] if "cmsis" in layer
+                       and layer["ours"] > layer["cmsis"]["inline-asm"]), key=lambda item: -item[0])
+    lines = ["", f"The {count} layers with the largest deficit against the inline-assembly build (instructions more):",
+             "", "| model | core | layer | type | shape | CMSIS-NN kernel | ours | CMSIS-NN inline asm | more |",
+             "|---|:---:|---|---|---|---|---:|---:|---:|"]
+    for more, row, layer in deficits[:count]:
+        lines.append(f"| {row['model']} | {row['core']} | {layer['node'][-48:]} | {layer['type']} | "
+                     f"{layer.get('shape', '-')} | {layer['kernel']} | "
+                     f"{layer['ours']:,} | {layer['cmsis']['inline-asm']:,} | {more:,} |")
+    return lines if deficits else []
+
+
 def _table_missing(rows: list[dict]) -> list[str]:
     lines = ["", "Layers not run on CMSIS-NN (counted at our figure in its totals):", ""]
     missing = sorted({(row["model"], layer["op"], layer["reason"]) for row in rows for layer in row["layers"]
@@ -280,7 +306,7 @@ def write_markdown(rows: list[dict], meta: dict) -> str:
              "seeded random input per model. \"fewer\" = 1 - ours / CMSIS-NN (negative: ours runs more). "
              f"{MOBILENET}: ../shared's ONNX quantized here by `mcudeploy quantize --weights tflite --int8-io` "
              f"(calibration: {len(PHOTOS)} scikit-image photos scaled to [-1, 1]).", ""]
-    lines += _table_totals(rows) + _targets(rows) + _table_types(rows) + _table_missing(rows) + _table_kernels(rows) + NOTES
+    lines += _table_totals(rows) + _targets(rows) + _table_types(rows) + _table_deficits(rows) + _table_missing(rows) + _table_kernels(rows) + NOTES
     return "\n".join(lines) + "\n"
 
 
