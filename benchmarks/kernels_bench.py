@@ -18,8 +18,12 @@ portable C kernels; ``auto``: the variants the core picks):
   objects in the linked image, ``--gc-sections``) at -O2 and -Os;
 * the arena (planned bytes, scratch included) of each kernel choice.
 
-CMSIS-NN's figures are the issue's (CMSIS-NN not installed here; same generated network,
-weights and requantization, -O2, the same QEMU counting), quoted, not re-measured.
+With ``--cmsis-nn PATH`` (a source folder of github.com/ARM-software/CMSIS-NN) the same
+deployed network of the optimised row also runs layer by layer on CMSIS-NN, default and
+inline-assembly builds, in this run (``cmsis_nn_bench.cmsis_layers``: real weights, reference
+activations, bit-exact per layer; layers CMSIS-NN has no kernel for counted at our figure);
+without it the CMSIS-NN columns stay empty. ``cmsis_nn_bench.py`` gives the per-layer-type
+comparison.
 """
 from __future__ import annotations
 
@@ -47,12 +51,6 @@ from paths import INT8_MODELS, RESULTS, SHARED_MODELS  # noqa: E402
 
 CORES = {"M4": ("stm32h743", "qemu-m4", "cortex-m4", "mps2-an386"),
          "M55": ("stm32n6", "qemu-m55", "cortex-m55", "mps3-an547")}
-CMSIS_NN = {  # instructions per inference (issue 12's measurement)
-    "resnet8_int8.tflite": {"M4": 29_900_000, "M55": 4_910_000},
-    "dscnn_kws_int8.tflite": {"M4": 7_700_000, "M55": 1_810_000},
-    "mobilenetv1_vww_int8.tflite": {"M4": 24_100_000, "M55": 6_570_000},
-}
-CMSIS_NN_CONV3X3 = {"M4": "1.8-2.3", "M55": "0.21-0.40"}   # instr / MACC of 3x3 convolutions (issue 12)
 TYPES = ("conv 3x3", "conv 1x1", "conv, C <= 4 in", "conv other", "depthwise", "fully connected", "add / mul",
          "pool", "other")
 
@@ -90,19 +88,42 @@ def code_bytes(project: Path, core: str, board: str, optimisation: str) -> int:
     return sum(m.text + m.rodata for m in modules if m.name.startswith("runtime_src"))
 
 
-def measure(path: Path, core: str, kernels: str) -> dict:
-    target, engine, cpu, board = CORES[core]
-    deployment = deploy(path, DeploymentOptions(target=target, kernels=kernels))
-    graph = deployment.graph
+def seeded_feeds(graph) -> dict:
+    """One seeded random input per graph input, with a leading batch axis of 1."""
     rng = np.random.default_rng(0)
-    feeds = {v.name: rng.integers(-128, 128, (1, *v.shape)).astype(v.dtype.numpy) for v in graph.inputs}
+    return {v.name: rng.integers(-128, 128, (1, *v.shape)).astype(v.dtype.numpy) for v in graph.inputs}
+
+
+def profile_layers(deployment, engine: str, feeds: dict) -> tuple[object, bool, dict[str, int]]:
+    """Run the generated code on QEMU: the result, bit-exactness of the outputs against
+    ``run_int`` and the instructions of each layer by node name (elided layers absent)."""
+    graph = deployment.graph
     result = run_qemu(deployment, feeds, engine, profile=True)
     expected = run_int(graph, {name: array[0] for name, array in feeds.items()})
     exact = all(np.array_equal(np.asarray(expected[v.name]), result.outputs[v.name][0]) for v in graph.outputs)
-    nodes = {node.name: node for node in graph.nodes}
     order = [name for name in deployment.plan.order if name not in deployment.plan.elided_nodes]
+    return result, exact, dict(zip(order, result.layer_instructions[0]))
+
+
+def cmsis_nn_totals(deployment, feeds: dict, core: str, layers: dict[str, int], cmsis: dict, label: str) -> dict:
+    """Per CMSIS-NN build: the sum over the layers, ours' sum and bit-exactness (``cmsis``: the
+    work folder and each core's harnesses, ``cmsis_nn_bench.harnesses``)."""
+    from cmsis_nn_bench import cmsis_layers, totals
+    folder = cmsis["work"] / f"kernels-{label}-{core}"
+    rows = cmsis_layers(deployment, feeds, core, cmsis["harnesses"][core], folder, layers)
+    return {key: value for key, value in totals({"layers": rows}).items() if key != "macc"}
+
+
+def measure(path: Path, core: str, kernels: str, cmsis: dict | None = None) -> dict:
+    target, engine, cpu, board = CORES[core]
+    deployment = deploy(path, DeploymentOptions(target=target, kernels=kernels))
+    graph = deployment.graph
+    feeds = seeded_feeds(graph)
+    result, exact, layers = profile_layers(deployment, engine, feeds)
+    extra = {"cmsis_nn": cmsis_nn_totals(deployment, feeds, core, layers, cmsis, path.stem)} if cmsis else {}
+    nodes = {node.name: node for node in graph.nodes}
     per_type = {kind: [0, 0] for kind in TYPES}
-    for name, instructions in zip(order, result.layer_instructions[0]):
+    for name, instructions in layers.items():
         node = nodes[name]
         per_type[layer_type(node)][0] += instructions
         per_type[layer_type(node)][1] += int(get_op(node.op).macc(node))
@@ -114,23 +135,32 @@ def measure(path: Path, core: str, kernels: str) -> dict:
             "arena": deployment.plan.arena_bytes,
             "scratch": sum(p.size for p in deployment.plan.scratch.values()),
             "macc": sum(int(get_op(n.op).macc(n)) for n in graph.nodes),
-            "variants": deployment.kernels.counts()}
+            "variants": deployment.kernels.counts(), **extra}
 
 
 def _ratio(instructions: int, macc: int) -> str:
     return f"{instructions / macc:.2f}" if macc else "-"
 
 
+def _versus(opt: dict, build: str) -> tuple[str, str]:
+    """CMSIS-NN's ``build`` instructions and ours' difference (measured in the same run only)."""
+    measured = opt.get("cmsis_nn", {})
+    if not measured.get(build):
+        return "-", "-"
+    return f"{measured[build]:,}", f"{100 * (measured['ours'] / measured[build] - 1):+.1f} %"
+
+
 def _table_instructions(rows: dict) -> list[str]:
-    lines = ["| model | MACC | core | reference | optimised | CMSIS-NN | optimised vs CMSIS-NN | bit-exact |",
-             "|---|---:|:---:|---:|---:|---:|---:|:---:|"]
+    lines = ["| model | MACC | core | reference | optimised | CMSIS-NN default | CMSIS-NN inline asm | "
+             "optimised vs inline asm | bit-exact |", "|---|---:|:---:|---:|---:|---:|---:|---:|:---:|"]
     for (model, core), pair in rows.items():
         ref, opt = pair["reference"], pair["auto"]
-        cmsis = CMSIS_NN.get(model, {}).get(core)
-        versus = f"{100 * (opt['instructions'] / cmsis - 1):+.1f} %" if cmsis else "-"
-        exact = "yes" if ref["bit_exact"] and opt["bit_exact"] else "**NO**"
+        default, _ = _versus(opt, "default")
+        inline, versus = _versus(opt, "inline-asm")
+        exact = "yes" if ref["bit_exact"] and opt["bit_exact"] and opt.get("cmsis_nn", {}).get("exact", True) \
+            else "**NO**"
         lines.append(f"| {model} | {opt['macc']:,} | {core} | {ref['instructions']:,} | {opt['instructions']:,} | "
-                     f"{f'{cmsis:,}' if cmsis else '-'} | {versus} | {exact} |")
+                     f"{default} | {inline} | {versus} | {exact} |")
     return lines
 
 
@@ -138,7 +168,7 @@ def _table_types(rows: dict) -> list[str]:
     lines = []
     for core in CORES:
         lines += ["", f"Instructions per MACC by layer type, {core} (summed over the models; reference -> optimised; "
-                  f"CMSIS-NN's 3x3 convolutions: {CMSIS_NN_CONV3X3[core]}):", "",
+                  "CMSIS-NN's per type: cmsis_nn.md):", "",
                   "| layer type | MACC | reference | optimised |", "|---|---:|---:|---:|"]
         for kind in TYPES:
             ref = [pair["reference"]["per_type"][kind] for (m, c), pair in rows.items() if c == core]
@@ -189,7 +219,10 @@ def write_markdown(rows: dict, arguments: str = "") -> str:
              "M4 = target stm32h743 (DSP variants) on QEMU mps2-an386; M55 = target stm32n6 (Helium variants, "
              "DSP ones where Helium has none) on QEMU mps3-an547. Instructions per inference at -O2 through "
              "SysTick under `-icount shift=0` (resolution 40 / 31.25), one seeded random input; per layer with "
-             "the profiling build. CMSIS-NN: the issue's measurement of the same networks (not re-run here).", ""]
+             "the profiling build. CMSIS-NN (with `--cmsis-nn PATH`, measured in this run): the same deployed "
+             "network layer by layer through the functions TFLite Micro's CMSIS-NN kernels call, -O2, summed over "
+             "the layers (those without a CMSIS-NN kernel at our count), bit-exact per layer; compared with the sum "
+             "of our layers; '-': not measured in this run.", ""]
     lines += _table_instructions(rows) + _table_types(rows) + _table_sizes(rows) + NOTES
     return "\n".join(lines) + "\n"
 
@@ -210,16 +243,27 @@ def main() -> None:
                              "models / cores), and their reference measurements: only the optimised kernels "
                              "are re-run (the reference kernels did not change)")
     parser.add_argument("--from-json", action="store_true", help="rewrite kernels.md from kernels.json")
+    parser.add_argument("--cmsis-nn", type=Path, help="source folder of github.com/ARM-software/CMSIS-NN: run "
+                        "the optimised rows' networks on it too (both builds, in this run)")
+    parser.add_argument("--cmsis-core", type=Path, help="CMSIS_6's CMSIS/Core/Include (optional)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/mcudeploy-cmsis-nn-bench"),
+                        help="CMSIS-NN build folder (shared with cmsis_nn_bench.py)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     rows = previous_rows() if args.keep or args.from_json else {}
+    cmsis = None
+    if args.cmsis_nn and not args.from_json:
+        from cmsis_nn_bench import harnesses
+        cmsis = {"work": args.work, "harnesses": {core: harnesses(core, args.cmsis_nn, args.work, args.cmsis_core)
+                                                  for core in args.cores}}
     if not args.from_json:
         for model in args.models:
             for core in args.cores:
                 key = (Path(model).name, core)
                 kept = rows.get(key) if args.keep else None
                 choices = ("auto",) if kept else ("reference", "auto")
-                measured = {kernels: measure(SHARED_MODELS / model, core, kernels) for kernels in choices}
+                measured = {kernels: measure(SHARED_MODELS / model, core, kernels, cmsis if kernels == "auto" else None)
+                            for kernels in choices}
                 rows[key] = {**(kept or {}), **measured}
                 logging.error("%s %s done", model, core)
     RESULTS.mkdir(parents=True, exist_ok=True)

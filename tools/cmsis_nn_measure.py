@@ -11,6 +11,14 @@ takes the library's DSP (``SMLAD``) paths, Cortex-M55 its Helium (MVE) paths -- 
 under QEMU with ``-icount shift=0``. Each case's SysTick ticks x ns per tick = instructions.
 Layers the library has no kernel for (TFLite Micro runs its reference kernels then) are
 left out; the estimator uses the mcudeploy reference fit for them.
+
+The pieces are shared with ``benchmarks/cmsis_nn_bench.py`` (a real model's layers):
+
+    build_library(checkout, core, build, folder) -> libcmsis-nn.a (``build``: "default" or
+        "inline-asm" = -DCMSIS_NN_USE_REQUANTIZE_INLINE_ASSEMBLY; reused while flags and sources match)
+    build_harness(library, checkout, board, core, folder, cases=None) -> harness.elf (cases: the
+        synthetic cases compiled in; None: the layer-file mode reading folder/layers.bin)
+    run_harness(elf, board, folder, count) -> [(instructions, mismatching output bytes)]
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import mcudeploy.codegen.templates as template_package
 from mcudeploy.codegen.boards import BOARDS, CORE_FLAGS
 from mcudeploy.codegen.templates import render
 from mcudeploy.estimate.features import features_of
@@ -28,11 +37,31 @@ from mcudeploy.validate.qemu import ENGINE_BOARDS
 
 log = logging.getLogger("cmsis_nn_measure")
 HARNESS = Path(__file__).resolve().parent / "cmsis_nn_harness.c"
+TEMPLATES = Path(template_package.__file__).parent
 KINDS = {"conv": 1, "depthwise": 2, "fully_connected": 3, "add": 4, "mul": 5, "avg_pool": 6,
-         "max_pool": 7, "softmax": 8, "concat": 9}
+         "max_pool": 7, "softmax": 8, "concat": 9, "transpose": 10}
 FIELDS = ("kind", "n", "h", "w", "c", "kh", "kw", "o", "stride_h", "stride_w", "pad_h", "pad_w",
-          "dilation_h", "dilation_w", "out_h", "out_w", "extra")
+          "dilation_h", "dilation_w", "out_h", "out_w", "extra", "input_offset", "output_offset", "filter_offset",
+          "activation_min", "activation_max", "per_channel", "multiplier_1", "shift_1", "offset_2", "multiplier_2",
+          "shift_2", "left_shift", "out_multiplier", "out_shift", "diff_min", "perm_0", "perm_1", "perm_2", "perm_3",
+          "input_bytes", "input2_bytes", "filter_bytes", "bias_count", "quant_count", "output_bytes")
 HARNESS_BYTES = 320 * 1024
+HARNESS_CHANNELS = 2048
+FULL_RANGE = {"activation_min": -128, "activation_max": 127}
+# The fixed quantization of the synthetic cases (valid values; the counts hardly depend on them).
+SYNTHETIC = {
+    KINDS["conv"]: {"input_offset": 3, "output_offset": -2, **FULL_RANGE},
+    KINDS["depthwise"]: {"input_offset": 3, "output_offset": -2, **FULL_RANGE},
+    KINDS["fully_connected"]: {"input_offset": 3, "filter_offset": 0, "output_offset": -2, **FULL_RANGE},
+    KINDS["add"]: {"input_offset": 3, "multiplier_1": 1300000000, "shift_1": -1, "offset_2": -5,
+                   "multiplier_2": 1100000000, "shift_2": 0, "left_shift": 20, "output_offset": -2,
+                   "out_multiplier": 1500000000, "out_shift": -20, **FULL_RANGE},
+    KINDS["mul"]: {"input_offset": 3, "offset_2": -5, "output_offset": -2, "out_multiplier": 1500000000,
+                   "out_shift": -8, **FULL_RANGE},
+    KINDS["avg_pool"]: FULL_RANGE, KINDS["max_pool"]: FULL_RANGE,
+    KINDS["softmax"]: {"multiplier_1": 1518500250, "shift_1": 22, "diff_min": -248},
+}
+BUILDS = {"default": (), "inline-asm": ("-DCMSIS_NN_USE_REQUANTIZE_INLINE_ASSEMBLY",)}
 
 
 def _window_case(node, kind: str) -> dict:
@@ -74,8 +103,14 @@ def case_of(node) -> dict | None:
     return None
 
 
+def case_row(case: dict) -> list[int]:
+    """The int32 fields of ``case`` in the harness's order (synthetic quantization by default)."""
+    full = {**SYNTHETIC.get(case["kind"], {}), **case}
+    return [int(full.get(name, 0)) for name in FIELDS]
+
+
 def _cases_header(cases: list[dict]) -> str:
-    rows = ["    {" + ", ".join(str(int(case.get(name, 0))) for name in FIELDS) + "}," for case in cases]
+    rows = ["    {" + ", ".join(map(str, case_row(case))) + "}," for case in cases]
     return "static const harness_case harness_cases[] = {\n" + "\n".join(rows) + "\n};\n"
 
 
@@ -84,27 +119,71 @@ def _sources(checkout: Path) -> list[Path]:
     return sorted(p for p in (checkout / "Source").rglob("*.c") if not re.search(r"_f(16|32)\.c$", p.name))
 
 
-def build_and_run(cases: list[dict], board_name: str, checkout: Path, core: str, optimise: str = "-O2") -> list[int]:
+def build_library(checkout: Path, core: str, build: str, folder: Path, *, core_include: Path | None = None,
+                  optimise: str = "-O2") -> Path:
+    """Compile the library of ``checkout`` for ``core`` in ``build`` (a :data:`BUILDS` name) into
+    ``folder/libcmsis-nn.a``, reused while the flags and the sources are the same."""
+    flags = [*CORE_FLAGS[core].split(), optimise, "-ffunction-sections", "-fdata-sections", *BUILDS[build],
+             f"-I{checkout / 'Include'}", *([f"-I{core_include}"] if core_include else [])]
+    sources = _sources(checkout)
+    stamp = "\n".join([*flags, *(f"{p} {p.stat().st_mtime_ns}" for p in sources)])
+    library = folder / "libcmsis-nn.a"
+    if library.is_file() and (folder / "stamp").is_file() and (folder / "stamp").read_text() == stamp:
+        return library
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.o"):
+        old.unlink()
+    log.info("compiling %d CMSIS-NN sources for %s (%s)", len(sources), core, build)
+    subprocess.run(["arm-none-eabi-gcc", *flags, "-c", *map(str, sources)], check=True, capture_output=True,
+                   text=True, cwd=folder)
+    library.unlink(missing_ok=True)
+    subprocess.run(["arm-none-eabi-ar", "rcs", str(library), *sorted(map(str, folder.glob("*.o")))], check=True)
+    (folder / "stamp").write_text(stamp)
+    return library
+
+
+def build_harness(library: Path, checkout: Path, board_name: str, core: str, folder: Path, *,
+                  cases: list[dict] | None = None, optimise: str = "-O2") -> Path:
+    """Link the harness: the synthetic ``cases`` compiled in, or (None) the layer-file mode."""
     board = BOARDS[board_name]
+    folder.mkdir(parents=True, exist_ok=True)
+    mode = ["-DHARNESS_LAYER_FILE"] if cases is None else []
+    if cases is not None:
+        (folder / "cases.h").write_text(_cases_header(cases))
+    (folder / "board.ld").write_text(render("boards/board.ld.j2", {**board.__dict__, "board": board.name}))
+    (folder / "startup.c").write_text((TEMPLATES / "boards" / "startup_cortex_m.c").read_text())
+    elf = folder / "harness.elf"
+    command = ["arm-none-eabi-gcc", *CORE_FLAGS[core].split(), optimise, "-ffunction-sections", "-fdata-sections",
+               *mode, f"-I{checkout / 'Include'}", f"-I{folder}", str(HARNESS), str(folder / "startup.c"),
+               str(library), "--specs=rdimon.specs", "-nostartfiles", "-T", str(folder / "board.ld"),
+               "-Wl,--gc-sections", "-o", str(elf)]
+    subprocess.run(command, check=True, capture_output=True, text=True, cwd=folder)
+    return elf
+
+
+def run_harness(elf: Path, board_name: str, folder: Path, count: int, timeout: float = 3600) -> list[tuple[int, int]]:
+    """Run ``elf`` under QEMU in ``folder`` (where its layers.bin is): per case (instructions or
+    a negative status, output bytes that differ from the expected ones)."""
+    board = BOARDS[board_name]
+    run = subprocess.run(["qemu-system-arm", "-M", board.name, "-semihosting", "-nographic", "-icount", "shift=0",
+                          "-monitor", "none", "-serial", "none", "-kernel", str(elf)],
+                         capture_output=True, text=True, cwd=folder, timeout=timeout)
+    rows = {int(i): (int(t), int(m)) for i, t, m in re.findall(r"^case (\d+) (-?\d+) (\d+)", run.stdout, re.M)}
+    if len(rows) != count:
+        raise RuntimeError(f"the CMSIS-NN harness printed {len(rows)} of {count} cases:\n{run.stdout[-2000:]}"
+                           f"{run.stderr[-2000:]}")
+    return [(int(round(rows[i][0] * board.ns_per_tick)) if rows[i][0] >= 0 else rows[i][0], rows[i][1])
+            for i in range(count)]
+
+
+def build_and_run(cases: list[dict], board_name: str, checkout: Path, core: str, optimise: str = "-O2",
+                  build: str = "default") -> list[int]:
+    """Instructions of each synthetic case (negative: the harness's refusal status)."""
     with tempfile.TemporaryDirectory(prefix="mcudeploy-cmsis-") as folder:
         work = Path(folder)
-        (work / "cases.h").write_text(_cases_header(cases))
-        (work / "board.ld").write_text(render("boards/board.ld.j2", {**board.__dict__, "board": board.name}))
-        startup = Path(__import__("mcudeploy.codegen.templates", fromlist=["x"]).__file__).parent
-        (work / "startup.c").write_text((startup / "boards" / "startup_cortex_m.c").read_text())
-        command = ["arm-none-eabi-gcc", *CORE_FLAGS[core].split(), optimise, "-ffunction-sections", "-fdata-sections",
-                   f"-I{checkout / 'Include'}", f"-I{work}", str(HARNESS), str(work / "startup.c"),
-                   *map(str, _sources(checkout)), "--specs=rdimon.specs", "-nostartfiles", "-T", str(work / "board.ld"),
-                   "-Wl,--gc-sections", "-o", str(work / "harness.elf")]
-        subprocess.run(command, check=True, capture_output=True, text=True, cwd=work)
-        run = subprocess.run(["qemu-system-arm", "-M", board.name, "-semihosting", "-nographic", "-icount", "shift=0",
-                              "-monitor", "none", "-serial", "none", "-kernel", str(work / "harness.elf")],
-                             capture_output=True, text=True, cwd=work, timeout=3600)
-    ticks = {int(i): int(t) for i, t in re.findall(r"^case (\d+) (-?\d+)", run.stdout, re.M)}
-    if len(ticks) != len(cases):
-        raise RuntimeError(f"the CMSIS-NN harness printed {len(ticks)} of {len(cases)} cases:\n{run.stdout[-2000:]}"
-                           f"{run.stderr[-2000:]}")
-    return [int(round(ticks[i] * board.ns_per_tick)) if ticks[i] >= 0 else ticks[i] for i in range(len(cases))]
+        library = build_library(checkout, core, build, work / "library", optimise=optimise)
+        elf = build_harness(library, checkout, board_name, core, work, cases=cases, optimise=optimise)
+        return [count for count, _ in run_harness(elf, board_name, work, len(cases))]
 
 
 def measure_cmsis_nn(board: str, checkout: Path | None, build: str) -> dict:
@@ -123,14 +202,16 @@ def measure_cmsis_nn(board: str, checkout: Path | None, build: str) -> dict:
             continue
         samples.append({"graph": graph, "node": node.name, "op": node.op, "kernel": kernel, "variant": "cmsis-nn",
                         "features": features_of(feature_family(kernel), node), "instructions": count})
-    return {"runtime": "cmsis-nn", "board": board, "build": build, "checkout": _describe(checkout),
+    return {"runtime": "cmsis-nn", "board": board, "build": build, "checkout": describe_checkout(checkout),
             "batches": [{"graph": "cmsis-nn cases", "samples": samples}]}
 
 
-def _describe(checkout: Path) -> str:
-    try:
-        commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = "unknown"
-    return f"ARM-software/CMSIS-NN at {commit or 'unknown commit'}"
+def describe_checkout(checkout: Path, commit: str | None = None) -> str:
+    """``ARM-software/CMSIS-NN at <commit>``: ``commit`` as given, else the folder's git HEAD."""
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True,
+                                    text=True).stdout.strip()
+        except OSError:
+            commit = ""
+    return f"ARM-software/CMSIS-NN at {commit or 'unknown commit'} ({checkout})"
