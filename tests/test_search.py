@@ -216,3 +216,19 @@ def test_the_log_written_so_far_is_kept_when_a_search_stops_on_an_error(tmp_path
         run_search(conv_graph(), SearchRequest(target="stm32h743", budget=20, log_path=log))
     trials = [line for line in log.read_text().splitlines() if line.startswith("Trial ")]
     assert len(trials) >= 4 and trials[0].startswith("Trial 0")
+
+
+def test_a_levels_incumbent_descends_its_split_limit_under_the_memory_objective():
+    """split_limit below the space's bank-size peaks: fractions of the incumbent's own arena,
+    each improvement the next step down (strategy.descent); never for another objective, an
+    arena off chip or a configuration without levels."""
+    from mcudeploy.search.strategy import DESCENT, DESCENT_STEP, descent
+    levels = Trial({"split_levels": True, "split_limit": None}, "PASS",
+                   metrics=Metrics(latency_us=1.0, on_chip_bytes=400_000, arena_bytes=350_592))
+    peaks = [config["split_limit"] for config in descent(levels, "memory")]
+    assert peaks == [int(350_592 * f) // DESCENT_STEP * DESCENT_STEP for f in DESCENT]
+    assert all(p < 350_592 and p % DESCENT_STEP == 0 for p in peaks)
+    assert descent(levels, "latency") == []
+    off_chip = Trial(levels.config, "PASS", metrics=Metrics(arena_bytes=350_592, arena_off_chip=True))
+    assert descent(off_chip, "memory") == []
+    assert descent(Trial({"split_levels": False}, "PASS", metrics=Metrics(arena_bytes=350_592)), "memory") == []
