@@ -46,14 +46,31 @@ mcu_status mcu_resize_nearest(const mcu_context *ctx, const mcu_resize_params *p
     }
     size_t pixel = (size_t)in_dims->c * (size_t)element_size;
     size_t pixel_stride = (size_t)mcu_pixel_stride(out_dims) * (size_t)element_size;
+    size_t row_stride = pixel_stride * (size_t)out_dims->w;
     char *destination = (char *)out;
     for (int32_t n = 0; n < out_dims->n; ++n) {
+        int32_t previous_y = -1;
         for (int32_t y = 0; y < out_dims->h; ++y) {
             int32_t source_y = nearest_index(params, y, in_dims->h, out_dims->h);
+            if (source_y == previous_y) {
+                /* the same source row as the row above (an up-sampling): copy that output row,
+                 * at once when the output is dense, else pixel by pixel within the stride */
+                const char *above = destination - row_stride;
+                if (pixel_stride == pixel) {
+                    memcpy(destination, above, row_stride);
+                    destination += row_stride;
+                } else {
+                    for (int32_t x = 0; x < out_dims->w; ++x, destination += pixel_stride) {
+                        memcpy(destination, above + (size_t)x * pixel_stride, pixel);
+                    }
+                }
+                continue;
+            }
+            previous_y = source_y;
+            const char *row = (const char *)in + (size_t)(n * in_dims->h + source_y) * (size_t)in_dims->w * pixel;
             for (int32_t x = 0; x < out_dims->w; ++x) {
                 int32_t source_x = nearest_index(params, x, in_dims->w, out_dims->w);
-                size_t source = (size_t)((n * in_dims->h + source_y) * in_dims->w + source_x) * pixel;
-                memcpy(destination, (const char *)in + source, pixel);
+                memcpy(destination, row + (size_t)source_x * pixel, pixel);
                 destination += pixel_stride;
             }
         }
