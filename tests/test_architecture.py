@@ -42,6 +42,7 @@ STAGES: list[set[str]] = [
     {"lint", "search"},
     {"codegen", "preprocess"},                                 # preprocess: its C goes through codegen's literals
     {"validate"},
+    {"pipeline"},                                              # the outer pipeline: quantize ... verify, once
     {"runs"},
     {"report", "doctor", "sweep"},
     {"workflow"},                                              # the staged deployment: uses every stage above
