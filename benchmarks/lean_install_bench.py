@@ -45,11 +45,11 @@ TIMEOUT = 900
 
 
 def run(command: list[str], cwd: Path, timeout: float = TIMEOUT) -> tuple[int, str, float]:
-    """``(exit code, stdout + stderr, seconds)`` of one process."""
+    """``(exit code, stderr + stdout, seconds)`` of one process (stdout last: its result)."""
     start = time.perf_counter()
     environment = {**os.environ, "MCUDEPLOY_NO_RECORD": "1", "PYTHONPATH": ""}
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environment)
-    return done.returncode, done.stdout + done.stderr, time.perf_counter() - start
+    return done.returncode, done.stderr + done.stdout, time.perf_counter() - start
 
 
 def folder_bytes(folder: Path) -> int:
@@ -139,8 +139,12 @@ def measure(work: Path, repeats: int) -> dict[str, object]:
     figures: dict[str, object] = dict(installed)
     figures["import_s"] = import_seconds(Path(installed["python"]), work, repeats)  # type: ignore[arg-type]
     figures["plan_help_s"] = median_seconds([executable, "plan", "--help"], work, repeats)
-    figures["lean"] = {name: run([executable, *arguments], work)[::2]
-                       for name, arguments in lean_commands(work, files).items()}
+    lean = {}
+    for name, arguments in lean_commands(work, files).items():
+        code, output, seconds = run([executable, *arguments], work)
+        lean[name] = (code, seconds, next((line for line in output.splitlines()[::-1] if any(c.isalnum() for c in line)), ""))
+    figures["lean"] = lean
+    figures["generated_files"] = sum(1 for path in (work / "firmware").rglob("*") if path.is_file())
     extras = {}
     for extra, arguments in extra_commands(work, files).items():
         code, output, seconds = run([executable, *arguments], work)
@@ -176,8 +180,10 @@ def report(figures: dict[str, object], command: str, load: str) -> list[str]:
              "Distributions installed: " + ", ".join(f"`{name}`" for name in figures["distributions"]) + ".",  # type: ignore[attr-defined]
              "", "## Core commands (model `mlperf_tiny/resnet8_int8.tflite`, target "
              f"`{TARGET}`; quantize on `mlperf_tiny/fc_autoencoder_float.tflite`)", "",
-             "| command | exit | seconds |", "|---|---|---|"]
-    lines += [f"| {name} | {code} | {seconds:.1f} |" for name, (code, seconds) in lean.items()]
+             "| command | exit | seconds | last line of its output |", "|---|---|---|---|"]
+    lines += [f"| {name} | {code} | {seconds:.1f} | {last[:160].replace('|', '/')} |"
+              for name, (code, seconds, last) in lean.items()]
+    lines += ["", f"`generate` wrote {figures['generated_files']} files."]
     lines += ["", "## Commands that need an extra, with the extra absent", "",
               "| extra | exit | lines naming `mcudeploy[extra]` | the line |", "|---|---|---|---|"]
     for extra, (code, named, _, last) in extras.items():
