@@ -4,8 +4,8 @@
     quantized = comparable(float_graph, outcome.graph)           # integer form, inputs paired
     samples = validation_samples(float_graph, quantized, data=None, count=100, seed=0)
     result = validate(float_graph, quantized, samples, thresholds=Thresholds())
-    deployment = deploy(quantized_graph, options)                # mcudeploy.driver.deploy
-    files = generate(deployment, ProjectOptions(...), preprocess=spec)
+    deployment = deploy(quantized, options)                      # mcudeploy.driver.deploy
+    project = generate(deployment, ProjectOptions(...), preprocess=spec, folder=out)   # .files, .written
     check = verify(deployment, integer_feeds(deployment, 1, seed), qemu_engine(deployment.target))
 
 Its callers are the CLI commands (``quantize``, ``validate``, ``generate``), the staged deploy
@@ -34,6 +34,7 @@ from .codegen import ProjectOptions, TestVectors, generate_files, write_project
 from .data_files import arrays_for_inputs, check_arrays
 from .driver import deploy
 from .errors import McuDeployError
+from .estimate import estimate
 from .ir import Graph
 from .preprocess.dataset import folder_arrays, samples_of
 from .preprocess.emit import add_preprocess_files
@@ -170,8 +171,6 @@ def memory_use(deployment: Deployment) -> dict[str, int]:
 
 def estimated(deployment: Deployment) -> tuple[Estimate | None, str]:
     """``(Estimate, "")`` or ``(None, why not)``; an incomplete estimate says so."""
-    from .estimate import estimate
-
     if deployment.target is None:
         return None, "not estimated: no target"
     try:
