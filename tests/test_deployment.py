@@ -79,7 +79,7 @@ def test_plan_generate_and_validate_agree(model, target, tmp_path, capsys, monke
     assert next(iter(declared.values())) >= deployment.plan.arena_bytes
     seen = {}
     import mcudeploy.cli.cmd_validate as cmd_validate
-    monkeypatch.setattr(cmd_validate, "check_generated_code",
+    monkeypatch.setattr(cmd_validate, "verify",
                         lambda d, feeds, on, profile=False: seen.setdefault("deployment", d) and _Passed())
     assert cli_main(["validate", str(path), "--on", "host", "--target", target, "--samples", "1"]) == 0
     used = seen["deployment"]

@@ -49,18 +49,25 @@ def test_core_commands_work_without_any_extra(tmp_path):
     result = lean("quantize", str(REPO / "examples" / "kws_cnn.onnx"), "--calib", str(calib),
                   "-o", str(tmp_path / "q.onnx"))
     assert result.returncode == 0, result.stderr
+    named = [line for line in result.stderr.splitlines() if "mcudeploy[calib]" in line]
+    assert len(named) == 1 and "numpy" in named[0], result.stderr   # the numpy forward, said once
 
 
 @pytest.mark.parametrize("arguments, extra", [
     (["plan", "{model}", "--target", "stm32h743", "--png", "{tmp}/m.png"], "plot"),
     (["plan", "--allocation-csv", "{csv}", "--capacity", "1000", "--allocator", "exact", "-o", "{tmp}/o.csv"], "exact"),
     (["sweep", "{example}", "--out", "{tmp}/out.json"], "sweep"),
+    (["quantize", "{kws}", "--calib", "{images}", "-o", "{tmp}/q.onnx"], "images"),
 ])
 def test_a_command_needing_an_absent_extra_says_which(tmp_path, arguments, extra):
     csv = tmp_path / "a.csv"
     csv.write_text("id,lower,upper,size\n0,0,2,10\n1,1,3,20\n")
+    images = tmp_path / "images"
+    images.mkdir()
+    (images / "a.ppm").write_bytes(b"P6 4 4 255\n" + bytes(48))
     filled = [a.format(model=shared_model("mlperf_tiny/resnet8_int8.tflite"), tmp=tmp_path, csv=csv,
-                       example=REPO / "examples" / "sweep.toml") for a in arguments]
+                       example=REPO / "examples" / "sweep.toml", kws=REPO / "examples" / "kws_cnn.onnx",
+                       images=images) for a in arguments]
     result = lean(*filled, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("mcudeploy: error:")]

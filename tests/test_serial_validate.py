@@ -146,10 +146,8 @@ def test_corrupted_frame_from_the_board_is_one_line():
 
 def test_silent_board_times_out_with_one_line():
     link = SerialLink("fake", timeout=0.3, connection=ScriptedPort(b"noise"))
-    start = time.monotonic()
     with pytest.raises(BoardLinkError, match="no reply from the board within 0.3 s"):
         link.hello()
-    assert time.monotonic() - start < 2
 
 
 def test_boot_frame_mid_session_is_a_reset():

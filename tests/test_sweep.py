@@ -4,14 +4,13 @@ cluster are in ``test_sweep_run.py`` (in process) and ``test_sweep_cluster.py`` 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import MODELS, REPO, shared_model
 from mcudeploy.cli.main import main
-from mcudeploy.errors import UnsupportedError, UsageError
+from mcudeploy.errors import UsageError
 from mcudeploy.sweep import load_sweep
 from mcudeploy.sweep.blobs import BlobCache, blob_of_file
 from mcudeploy.sweep.catalogue import expand_stages
@@ -161,17 +160,6 @@ def test_a_failing_stage_fails_the_cell_with_its_exit_code(tmp_path):
     result = run_cell(request, {"model": shared_model(RESNET)})
     assert result["status"] == "failed" and result["exit_code"] == 8
     assert result["error"].startswith("generate: ") and result["figures"]["fits"] == 0.0
-
-
-def test_estimate_stage_not_available_is_said(tmp_path, monkeypatch):
-    from mcudeploy.sweep import stages
-    from mcudeploy.sweep.context import CellContext
-
-    spec = load_sweep(write_sweep(tmp_path, BASE))
-    cell = sweep_cells(spec, BlobCache(tmp_path / "cache"))[0]
-    monkeypatch.setitem(sys.modules, "mcudeploy.estimate", None)       # import mcudeploy.estimate fails
-    with pytest.raises(UnsupportedError, match="estimate stage not available"):
-        stages.estimate(CellContext(cell.request(), {"model": shared_model(RESNET)}))
 
 
 def test_html_report_has_the_pareto_section():

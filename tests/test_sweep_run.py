@@ -67,9 +67,8 @@ def test_timeout_failure_and_resume(tmp_path, run_store, capsys, monkeypatch):
     monkeypatch.setenv("HANG_PID_FILE", str(tmp_path / "hang.pid"))
     path = _sweep(tmp_path, '{name = "default"}, {name = "hang"}, {name = "boom"}, {name = "no-reuse", reuse = false}',
                   timeout=2)
-    started = time.perf_counter()
     code = main(["sweep", str(path), "--workers", "2", "--no-progress", "--out", str(tmp_path / "out.json")])
-    assert code == 1 and time.perf_counter() - started < 30
+    assert code == 1
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("mcudeploy: error: sweep test: 2 of 4 cells did not finish ok (1 timed out")
     cells = {row["option_set"]: row for row in json.loads((tmp_path / "out.json").read_text())["cells"]}
@@ -141,14 +140,12 @@ def _not_dask() -> Iterator[str]:
     ("not-dask", "answers but not as a Dask scheduler"),
 ])
 def test_unreachable_scheduler_is_one_error_and_records_nothing(tmp_path, run_store, capsys, address, message):
-    """With the default --connect-timeout (5 s): one clear error within 10 s, no cell recorded."""
+    """With the default --connect-timeout (5 s): one clear error, no cell recorded."""
     path = _sweep(tmp_path, '{name = "default"}')
     with _not_dask() as not_dask:
         address = {"closed": f"tcp://127.0.0.1:{_closed_port()}", "not-dask": not_dask}.get(address, address)
-        started = time.perf_counter()
         code = main(["sweep", str(path), "--scheduler", address])
-        seconds = time.perf_counter() - started
-    assert code == 2 and seconds < 10
+    assert code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "cannot reach the Dask scheduler" in lines[0] and message in lines[0], lines
     assert _cells(run_store) == []
@@ -220,8 +217,7 @@ def test_ctrl_c_ends_the_sweep_and_its_running_cell(tmp_path, run_store):
         cell_process = int(pid_file.read_text())
         assert os.getsid(cell_process) == cell_process != os.getsid(sweep.pid)     # its own session
         os.killpg(sweep.pid, signal.SIGINT)
-        started = time.perf_counter()
-        assert sweep.wait(timeout=15) == 130 and time.perf_counter() - started < 10
+        assert sweep.wait(timeout=15) == 130      # the timeout only guards against a hang
     finally:
         if sweep.poll() is None:
             os.killpg(sweep.pid, signal.SIGKILL)

@@ -25,11 +25,10 @@ from ..driver import deploy, partition_deployment
 from ..errors import UsageError
 from ..estimate.render import latency_lines
 from ..mapping import CPU, NPU
-from ..preprocess.emit import add_preprocess_files
+from ..pipeline import generate, test_vectors
 from ..preprocess.spec import preprocess_from_file
 from ..progress import phase
 from ..reference.float_kernels.quant import quantize
-from ..reference.int_executor import run_int
 from ..report.console import make_console
 from ..runs.capture import note_deployment, note_estimate, note_generation
 from ..validate.data import _read_file, check_arrays  # _read_file: the .npz/.npy key matching
@@ -76,7 +75,7 @@ def load_test_vectors(path: Path, graph) -> TestVectors:
         if array.dtype.kind == "f" and value.dtype.is_integer and value.quant is not None:
             arrays[value.name] = quantize(array.astype(np.float32), value.quant, value.dtype.numpy)
     samples = check_arrays(graph, arrays, str(path))
-    return TestVectors(samples.arrays, run_int(graph, samples.arrays, batch=True), str(path.name))
+    return test_vectors(graph, samples.arrays, str(path.name))
 
 
 def _core(args: argparse.Namespace, target: Target | None) -> str:
@@ -115,10 +114,10 @@ def run(args: argparse.Namespace) -> int:
         with phase("test vectors (the integer reference)"):
             vectors = load_test_vectors(args.test_vectors, graph)
     with phase(f"writing the C code into {args.output}"):
-        files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone,
-                                                          api=args.api, name=args.name))
-        files = add_preprocess_files(files, preprocess_from_file(args.config) if args.config else None, graph)
-        written = write_project(files, args.output, force=args.force)
+        written = generate(deployment, ProjectOptions(test_vectors=vectors, trustzone=args.trustzone, api=args.api,
+                                                      name=args.name),
+                           preprocess=preprocess_from_file(args.config) if args.config else None,
+                           folder=args.output, force=args.force).written
     note_generation(written)
     console = make_console()
     console.print(f"{args.output}: {len(written)} files; {len(plan.order)} layers, arena "

@@ -17,12 +17,12 @@ from ..errors import UsageError
 from ..exporters.onnx_qdq import export_onnx_qdq
 from ..exporters.tflite_writer import export_tflite
 from ..importers import load_model
-from ..preprocess.dataset import folder_arrays, samples_of
+from ..pipeline import quantize
 from ..preprocess.spec import preprocess_from_file
 from ..quantize.apply import WEIGHT_GRANULARITIES
 from ..quantize.calibration import ImagePreprocessing
 from ..quantize.observers import RANGE_METHODS
-from ..quantize.quantizer import QuantizationConfig, quantize_model
+from ..quantize.quantizer import QuantizationConfig
 from ..quantize.report import to_json
 from ..report.console import printable
 from ..report.quantize_render import print_report
@@ -114,14 +114,16 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"--report {args.report}: is also the -o file; give two names")
 
 
-def _preprocessed(args: argparse.Namespace, graph) -> list[dict]:
-    """``--calib FOLDER --preprocess FILE``: the samples the board's preprocessing makes."""
+def _preprocess(args: argparse.Namespace):
+    """``--calib FOLDER --preprocess FILE``: the spec of the board's preprocessing (None without)."""
+    if args.preprocess is None:
+        return None
     spec = preprocess_from_file(args.preprocess)
     if spec is None:
         raise UsageError(f"--preprocess {args.preprocess}: the file has no [preprocess] section")
     if not args.calib.is_dir():
         raise UsageError(f"--calib {args.calib} with --preprocess: give a folder of images or WAV files")
-    return samples_of(folder_arrays(graph, args.calib, spec))
+    return spec
 
 
 def _writes_tflite(args: argparse.Namespace) -> bool:
@@ -141,8 +143,7 @@ def run(args: argparse.Namespace) -> int:
                                 fallback=args.fallback, tflite_rounding=_writes_tflite(args))
     preprocessing = ImagePreprocessing(args.image_scale, args.mean, args.std,
                                        "BGR" if args.bgr else "RGB", args.layout)
-    calibration = args.calib if args.preprocess is None else _preprocessed(args, graph)
-    outcome = quantize_model(graph, calibration, config, preprocessing=preprocessing)
+    outcome = quantize(graph, args.calib, config, preprocessing=preprocessing, preprocess=_preprocess(args))
     note_quantization(outcome.report)
     if _writes_tflite(args):
         export_tflite(outcome.graph, args.output)

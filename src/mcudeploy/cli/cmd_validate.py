@@ -25,33 +25,30 @@ import numpy as np
 from ..driver import deploy, load_graph
 from ..errors import UsageError, ValidationFailed
 from ..ir import precision
+from ..pipeline import (
+    comparable,
+    failure_message,
+    integer_feeds,
+    validate,
+    validation_labels,
+    validation_samples,
+    verify,
+)
 from ..preprocess.dataset import folder_arrays
 from ..preprocess.spec import preprocess_from_file
 from ..report.console import make_console
 from ..report.validation_render import print_report
 from ..runs.capture import note_validation
 from ..safe_io import check_output_path, write_text
-from ..validate.compare import check_models, default_range, integer_form, quantized_feeds, validate_models
-from ..validate.data import (
-    Samples,
-    _read_file,
-    check_arrays,
-    load_labels,
-    load_samples,
-    parse_range,
-    random_samples,
-)
+from ..validate.data import Samples, _read_file, check_arrays, load_samples, parse_range
 from ..validate.flash_tools import flash_line
 from ..validate.generated_code import (
     TARGETS,
     build_summary,
-    check_generated_code,
     code_target,
     integer_samples,
     options_for_run,
-    random_integer_feeds,
 )
-from ..validate.metrics import class_count
 from ..validate.plot import write_scatter
 from ..validate.report import to_json
 from ..validate.serial_run import is_serial
@@ -109,16 +106,15 @@ def _samples(args: argparse.Namespace, float_graph, quantized_graph) -> tuple[Sa
     if args.samples is not None and args.samples < 1:
         raise UsageError(f"--samples {args.samples}: give at least one sample")
     if args.data is None:
-        value_range = parse_range(args.range) if args.range else default_range(quantized_graph)
-        samples = random_samples(float_graph, args.samples or DEFAULT_SAMPLES, args.seed, value_range)
+        samples = validation_samples(float_graph, quantized_graph, data=None, count=args.samples or DEFAULT_SAMPLES,
+                                     seed=args.seed, value_range=parse_range(args.range) if args.range else None)
     elif args.range:
         raise UsageError("--range applies to random inputs; it cannot be combined with --data")
     else:
         samples = _folder_or_file(args, float_graph)
     labels = None
     if args.labels is not None:
-        classes = next((class_count(v.shape) for v in float_graph.outputs if class_count(v.shape)), None)
-        labels = load_labels(args.labels, samples.count, classes)
+        labels = validation_labels(args.labels, float_graph, samples.count)
     if args.data is not None and args.samples:
         samples = samples.head(args.samples)
         labels = None if labels is None else labels[:args.samples]
@@ -151,7 +147,7 @@ def _check_generated_code(args: argparse.Namespace, built: tuple, feeds: dict) -
     console.print(build_summary(deployment, args.on, defaulted))
     if is_serial(args.on):
         console.print(flash_line(), markup=False)
-    check = check_generated_code(deployment, feeds, args.on, profile=args.per_layer_instructions)
+    check = verify(deployment, feeds, args.on, profile=args.per_layer_instructions)
     console.print(check.describe())
     if check.layer_instructions:
         names = [n for n in deployment.plan.order if n not in deployment.plan.elided_nodes]
@@ -190,7 +186,7 @@ def _validate_code_only(args: argparse.Namespace) -> int:
         samples = integer_samples(graph, _read_file(args.data, graph), str(args.data))
         feeds = samples.head(args.samples).arrays if args.samples else samples.arrays
     else:
-        feeds = random_integer_feeds(graph, args.samples or DEFAULT_SAMPLES // 5, args.seed)
+        feeds = integer_feeds(built[0], args.samples or DEFAULT_SAMPLES // 5, args.seed)
     _check_generated_code(args, built, feeds)
     return 0
 
@@ -210,11 +206,10 @@ def run(args: argparse.Namespace) -> int:
     if args.quantized is None:
         return _validate_code_only(args)
     float_graph = load_graph(args.model, input_shapes=input_shapes_from(args))
-    quantized_graph = integer_form(load_graph(args.quantized))
-    check_models(float_graph, quantized_graph)
+    quantized_graph = comparable(float_graph, load_graph(args.quantized))
     samples, labels = _samples(args, float_graph, quantized_graph)
-    result = validate_models(float_graph, quantized_graph, samples, labels=labels,
-                             thresholds=_thresholds(args), per_layer=args.per_layer)
+    result = validate(float_graph, quantized_graph, samples, labels=labels, thresholds=_thresholds(args),
+                      per_layer=args.per_layer)
     note_validation(result)
     if args.json == "-":
         sys.stdout.write(to_json(result))
@@ -227,9 +222,8 @@ def run(args: argparse.Namespace) -> int:
                       {m.output: m.cosine for m in result.metrics})
     if args.on:
         built = _deployment_for_code(args, args.quantized)
-        _check_generated_code(args, built, quantized_feeds(float_graph, built[0].graph, samples))
+        _check_generated_code(args, built, integer_feeds(built[0], samples.count, args.seed, float_graph=float_graph,
+                                                         samples=samples))
     if not result.passed:
-        raise ValidationFailed("validation FAILED: " + "; ".join(
-            f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"
-            for c in result.failures))
+        raise ValidationFailed(failure_message(result))
     return 0

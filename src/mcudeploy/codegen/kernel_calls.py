@@ -134,8 +134,10 @@ def bias_pointer(context: CallContext) -> str:
 
 
 def check_wide(context: CallContext) -> bool:
+    """Whether a Conv / ConvTranspose / Gemm runs 16x8 (its prepared parameters, a
+    ``ConvParams`` / ``FullyConnectedParams``, say which accumulator it needs)."""
     wide = suffix(context.node.inputs[0]) == "s16"
-    if wide and not getattr(context.params, "int64_accumulator", True):
+    if wide and not context.params.int64_accumulator:
         raise UnsupportedError(f"node {context.node.name!r}: 16x8 with an int32 bias (int32 "
                                "accumulator) has no C kernel")
     return wide

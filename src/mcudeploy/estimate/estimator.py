@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from ..reference.int_kernels.conv import ConvParams
+from ..reference.int_kernels.matmul import FullyConnectedParams
+from ..reference.int_kernels.softmax import SoftmaxParams
 from ..targets import MemoryRegion, Target, TargetError
 from .cpu import cpu_layer_cost
 from .features import softmax_pass
@@ -208,19 +211,22 @@ def _band(errors: dict[str, float]) -> float:
 
 def kernel_context(deployment: Deployment, node) -> dict:
     """Deployment facts the features need: the output written where the input is (no copy),
-    a softmax's share of computed exponentials (from its prepared ``diff_min``)."""
+    a softmax's share of computed exponentials (from its prepared ``diff_min``; an int16
+    softmax has none: its tables cover every input). ``params`` is empty for a float
+    deployment."""
     context: dict = {"in_place": copy_in_place(node, deployment.plan)}
-    diff_min = getattr(deployment.params.get(node.name), "diff_min", None) if node.op == "Softmax" else None
-    if diff_min is not None:
-        context["softmax_pass"] = softmax_pass(int(diff_min))
-    context.update(requant_facts(node, deployment.params.get(node.name)))
+    params = deployment.params.get(node.name)
+    if node.op == "Softmax" and isinstance(params, SoftmaxParams):
+        context["softmax_pass"] = softmax_pass(int(params.diff_min))
+    context.update(requant_facts(node, params))
     return context
 
 
-def requant_facts(node, params) -> dict:
+def requant_facts(node, params: ConvParams | FullyConnectedParams | object | None) -> dict:
     """The optimised variants' requantization paths of a Conv / Gemm from its prepared
-    parameters (:func:`.kernel_loops.requant_context`); ``{}`` for other nodes."""
-    if node.op not in ("Conv", "Gemm", "MatMul") or getattr(params, "output_shift", None) is None:
+    parameters (:func:`.kernel_loops.requant_context`); ``{}`` for other nodes and for a
+    float deployment (no prepared parameters)."""
+    if node.op not in ("Conv", "Gemm", "MatMul") or not isinstance(params, (ConvParams, FullyConnectedParams)):
         return {}
     weights = node.inputs[1]
     bias = node.inputs[2].const if len(node.inputs) > 2 and node.inputs[2] is not None else None

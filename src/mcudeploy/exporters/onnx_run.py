@@ -24,6 +24,7 @@ dropped the arena goes back (U-Net 256: peak RSS of ``quantize`` 1.1 GB, not 1.5
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import Callable, Iterable
@@ -92,14 +93,20 @@ def _float_bytes(graph: Graph) -> int:
     return sum(v.nbytes for node in graph.nodes for v in node.outputs)
 
 
+@functools.cache
+def _say_numpy_forward() -> None:
+    """One warning per process (calibration and the report both ask) naming the extra."""
+    log.warning("onnxruntime is not installed: the float forward runs on numpy (faster with %s)",
+                install_line("calib"))
+
+
 def _export(graph: Graph):
     """(onnxruntime, the ONNX export of ``graph``, :func:`_sources` of its values), or None
     (the reason logged) when onnxruntime is missing or the graph does not export."""
     try:
         import onnxruntime
     except ImportError:
-        log.info("onnxruntime is not installed: the float forward runs on numpy (faster with %s)",
-                 install_line("calib"))
+        _say_numpy_forward()
         return None
     try:
         model = to_onnx_model(graph)

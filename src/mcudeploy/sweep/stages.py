@@ -1,8 +1,9 @@
 """The built-in stages of a sweep cell (the table is :mod:`.catalogue`): ``stage(context) -> metrics``.
 
-Each stage computes with the library functions the matching command calls (``analyze``,
-``quantize``, ``validate``, ``plan``, ``estimate``, ``search``, ``generate``, ``validate
---on qemu-*``), records the command's figures and payload in the cell's run through
+Each stage translates the cell's request into the typed inputs of the library functions the
+matching command calls (:mod:`mcudeploy.pipeline` for ``quantize``, ``validate``,
+``generate`` and ``validate --on qemu-*``; ``analyze``, ``plan``, ``estimate``, ``search``),
+records the command's figures and payload in the cell's run through
 :mod:`mcudeploy.runs.capture` (so ``mcudeploy report`` renders a cell like the command's
 run), and returns the metrics of :data:`.catalogue.CATALOGUE` it measured. A metric that was
 not measured is left out (the table says so); nothing is made up: an estimate with unknown
@@ -16,17 +17,13 @@ byte sizes and the latency do not depend on the ranges, the accuracy does (a war
 from __future__ import annotations
 
 import math
-import shutil
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..errors import UnsupportedError
 from ..ir import precision
 from ..runs.capture import note_analysis, note_deployment, note_generation, note_quantization, note_validation
 from ..runs.current import current_run
 from .context import CellContext
-
-if TYPE_CHECKING:
-    from ..deployment import Deployment
 
 StageFunction = Callable[[CellContext], dict[str, Any]]
 STAGES: dict[str, StageFunction] = {}
@@ -50,30 +47,24 @@ def analyze(context: CellContext) -> dict[str, Any]:
             "peak_live_bytes": analysis.peak_live_bytes, "nodes": analysis.node_count}
 
 
-def _random_samples(graph, count: int, value_range: list[float]):
-    from ..validate.data import random_samples
-
-    return random_samples(graph, count, SEED, (value_range[0], value_range[1]))
-
-
 def _calibration(context: CellContext, graph):
+    from ..pipeline import calibration_samples, validation_samples
+
     settings = context.settings("data")
     count = settings["calibration_samples"]
     if "calibration" not in context.paths:
         current_run().warn(f"calibrated on {count} random input(s) in [{settings['value_range'][0]:g}, "
                            f"{settings['value_range'][1]:g}): memory and latency are the model's, accuracy is not")
-        samples = _random_samples(graph, count, settings["value_range"])
-    else:
-        from ..data_files import arrays_for_inputs, check_arrays
-
-        path = context.paths["calibration"]
-        samples = check_arrays(graph, arrays_for_inputs(path, graph, "calibration data"), str(path)).head(count)
-    return [{name: array[index] for name, array in samples.arrays.items()} for index in range(samples.count)]
+        low, high = settings["value_range"]
+        samples = validation_samples(graph, graph, data=None, count=count, seed=SEED, value_range=(low, high))
+        return [{name: array[index] for name, array in samples.arrays.items()} for index in range(samples.count)]
+    return calibration_samples(graph, context.paths["calibration"], count)
 
 
 @stage("quantize")
 def quantize(context: CellContext) -> dict[str, Any]:
-    from ..quantize import QuantizationConfig, quantize_model
+    from ..pipeline import quantize as quantize_graph
+    from ..quantize import QuantizationConfig
 
     graph = context.float_graph()
     if context.quantization == "as-is" or precision(graph) != "float":
@@ -85,7 +76,7 @@ def quantize(context: CellContext) -> dict[str, Any]:
                                 auto_mixed=context.quantization == "mixed", progress=False,
                                 int8_io=context.settings("quantize").get("io") == "int8",
                                 evaluation_samples=min(16, len(calibration)))
-    outcome = quantize_model(graph, calibration, config)
+    outcome = quantize_graph(graph, calibration, config)
     note_quantization(outcome.report)
     context.cache["quantized"] = outcome.graph
     report = outcome.report
@@ -94,51 +85,40 @@ def quantize(context: CellContext) -> dict[str, Any]:
 
 
 def _validation_data(context: CellContext, float_graph, quantized):
-    from ..validate.compare import default_range
-    from ..validate.data import load_labels, load_samples
-    from ..validate.metrics import class_count
+    from ..pipeline import validation_labels, validation_samples
 
-    settings = context.settings("data")
-    count = settings["samples"]
-    if "validation" in context.paths:
-        samples = load_samples(context.paths["validation"], float_graph).head(count)
-    else:
-        samples = _random_samples(float_graph, count, list(default_range(quantized)))
+    samples = validation_samples(float_graph, quantized, data=context.paths.get("validation"),
+                                 count=context.settings("data")["samples"], seed=SEED)
     labels = None
     if "labels" in context.paths:
-        classes = next((class_count(v.shape) for v in float_graph.outputs if class_count(v.shape)), None)
-        labels = load_labels(context.paths["labels"], samples.count, classes)
+        labels = validation_labels(context.paths["labels"], float_graph, samples.count)
     return samples, labels
 
 
 @stage("validate")
 def validate(context: CellContext) -> dict[str, Any]:
-    from ..validate.compare import integer_form, validate_models
+    from ..pipeline import Worst, comparable
+    from ..pipeline import validate as validate_pair
 
     if "quantized" not in context.cache:
         return {}        # nothing was quantized: no float / quantized pair to compare
-    float_graph, quantized = context.float_graph(), integer_form(context.graph())
+    float_graph = context.float_graph()
+    quantized = comparable(float_graph, context.graph())
     samples, labels = _validation_data(context, float_graph, quantized)
-    result = validate_models(float_graph, quantized, samples, labels=labels)
+    result = validate_pair(float_graph, quantized, samples, labels=labels)
     note_validation(result)
-    worst = lambda name, pick: pick((getattr(m, name) for m in result.metrics  # noqa: E731
-                                     if getattr(m, name) is not None), default=None)
-    return {"cosine": worst("cosine", min), "snr_db": worst("snr_db", min), "top1": worst("top1_agreement", min),
-            "accuracy": worst("quantized_accuracy", min), "passed": result.passed}
-
-
-def _use_by_kind(deployment: Deployment) -> dict[str, int]:
-    use = {"sram": 0, "psram": 0, "flash": 0}
-    for region in deployment.ledger.regions:
-        use[region.kind] = use.get(region.kind, 0) + region.used
-    return use
+    worst = Worst.of(result)
+    return {"cosine": worst.cosine, "snr_db": worst.snr_db, "top1": worst.top1_agreement,
+            "accuracy": worst.quantized_accuracy, "passed": result.passed}
 
 
 @stage("plan")
 def plan(context: CellContext) -> dict[str, Any]:
+    from ..pipeline import memory_use
+
     deployment = context.deployment()
     note_deployment(deployment)
-    use = _use_by_kind(deployment)
+    use = memory_use(deployment)
     return {"arena_bytes": deployment.plan.arena_bytes, "on_chip_bytes": use["sram"], "external_bytes": use["psram"],
             "flash_bytes": use["flash"], "fits": deployment.ledger.fits,
             "overflow_bytes": sum(region.overflow for region in deployment.ledger.regions)}
@@ -146,11 +126,8 @@ def plan(context: CellContext) -> dict[str, Any]:
 
 @stage("estimate")
 def estimate(context: CellContext) -> dict[str, Any]:
-    try:
-        from ..estimate import estimate as estimate_deployment
-    except ImportError as error:
-        raise UnsupportedError(f"estimate stage not available: mcudeploy.estimate cannot be imported ({error}); "
-                               "remove \"estimate\" from [sweep] stages") from None
+    from ..estimate import estimate as estimate_deployment
+
     result = estimate_deployment(context.deployment())
     unknown = [layer.node for layer in result.layers if not layer.known]
     metrics: dict[str, Any] = {"latency_complete": result.complete, "latency_known_ms": result.latency_ms,
@@ -205,24 +182,22 @@ def _trial_row(trial) -> dict[str, Any]:
 
 @stage("generate")
 def generate(context: CellContext) -> dict[str, Any]:
-    from ..codegen import generate_files
+    from ..pipeline import generate as generate_project
 
-    files = generate_files(context.deployment())
+    files = generate_project(context.deployment()).files
     note_generation(files)
     return {"files": len(files), "source_bytes": sum(len(text.encode("utf-8")) for text in files.values())}
 
 
 @stage("qemu")
 def qemu(context: CellContext) -> dict[str, Any]:
-    from ..validate.generated_code import check_generated_code, random_integer_feeds
-    from ..validate.qemu import INSTALL_HINT, TOOLS, qemu_engine
+    from ..pipeline import INSTALL_HINT, integer_feeds, missing_tools, qemu_engine, verify
 
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = missing_tools()
     if missing:
         raise UnsupportedError(f"qemu stage: {', '.join(missing)} not found; {INSTALL_HINT}")
     deployment = context.deployment()
-    engine = qemu_engine(deployment.target)
-    check = check_generated_code(deployment, random_integer_feeds(deployment.graph, 1, SEED + 1), engine)
+    check = verify(deployment, integer_feeds(deployment, 1, SEED + 1), qemu_engine(deployment.target))
     if not check.bit_exact:
         current_run().warn(check.describe())
     instructions = sum(check.instructions) / len(check.instructions) if check.instructions else None

@@ -18,18 +18,29 @@
 """
 from __future__ import annotations
 
-import shutil
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..codegen import ProjectOptions, TestVectors, generate_files, write_project
+from ..codegen import ProjectOptions
 from ..driver import deploy
-from ..errors import McuDeployError, ValidationFailed
+from ..errors import ValidationFailed
 from ..options import load_options, options_toml
-from ..preprocess.emit import add_preprocess_files
+from ..pipeline import (
+    INSTALL_HINT,
+    comparable,
+    estimated,
+    integer_feeds,
+    memory_use,
+    missing_tools,
+    qemu_engine,
+    test_vectors,
+)
+from ..pipeline import generate as generate_project
+from ..pipeline import (
+    verify as verify_code,
+)
 from ..progress import progress_bar
-from ..reference.int_executor import run_int
 from ..runs.capture import note_deployment, note_generation
 from ..runs.current import current_run
 from ..validate.c_runner import (
@@ -40,9 +51,7 @@ from ..validate.c_runner import (
     work_folder,
     write_samples,
 )
-from ..validate.compare import integer_form, quantized_feeds
-from ..validate.generated_code import check_generated_code, random_integer_feeds
-from ..validate.qemu import INSTALL_HINT, TOOLS, board_of, build_board, instructions_from, qemu_engine, run_elf
+from ..validate.qemu import board_of, build_board, instructions_from, run_elf
 from .context import DeployContext
 from .ladder import Step, ladder, search_step
 from .records import SKIPPED, StageResult
@@ -56,24 +65,8 @@ if TYPE_CHECKING:
 CODE_SEED = 1
 
 
-def estimated(deployment: Deployment):
-    """``(Estimate, "")`` from the estimator (:mod:`mcudeploy.estimate`, when importable), or
-    ``(None, why not)``."""
-    if deployment.target is None:
-        return None, "not estimated: no target"
-    try:
-        from ..estimate import estimate
-    except ImportError:
-        return None, "not estimated: the estimator is not installed"
-    try:
-        result = estimate(deployment)
-    except McuDeployError as error:
-        return None, f"not estimated: {error}"
-    return result, "" if result.complete else "estimate incomplete (layers without figures)"
-
-
 def _step_row(step: Step, deployment: Deployment) -> tuple[dict, Estimate | None]:
-    flash = sum(r.used for r in deployment.ledger.regions if r.kind == "flash")
+    flash = memory_use(deployment)["flash"]
     estimate, note = estimated(deployment)
     return ({"step": step.name, "raises": step.raises, "arena_bytes": deployment.plan.arena_bytes,
              "flash_bytes": flash, "fits": deployment.fits,
@@ -147,10 +140,10 @@ def chosen_deployment(context: DeployContext):
 def code_feeds(context: DeployContext, deployment: Deployment, count: int) -> dict[str, np.ndarray]:
     """Integer feeds for the generated code: the validation samples quantized, or random."""
     if context.model_is_quantized() or context.project.section("validation")["data"] is None:
-        return random_integer_feeds(deployment.graph, count, CODE_SEED)
+        return integer_feeds(deployment, count, CODE_SEED)
     float_graph = context.float_graph()
-    samples, _ = validation_samples(context, float_graph, integer_form(context.quantized_graph()))
-    return quantized_feeds(float_graph, deployment.graph, samples.head(count))
+    samples, _ = validation_samples(context, float_graph, comparable(float_graph, context.quantized_graph()))
+    return integer_feeds(deployment, count, CODE_SEED, float_graph=float_graph, samples=samples)
 
 
 def generate(context: DeployContext) -> StageResult:
@@ -159,10 +152,9 @@ def generate(context: DeployContext) -> StageResult:
     vectors = None
     if settings["test_vectors"]:
         feeds = code_feeds(context, deployment, settings["test_vectors"])
-        vectors = TestVectors(feeds, run_int(deployment.graph, feeds, batch=True), "validation samples")
-    files = generate_files(deployment, ProjectOptions(test_vectors=vectors, trustzone=settings["trustzone"]))
-    files = add_preprocess_files(files, context.project.preprocess(), deployment.graph)
-    written = write_project(files, context.paths.firmware)
+        vectors = test_vectors(deployment.graph, feeds, "validation samples")
+    written = generate_project(deployment, ProjectOptions(test_vectors=vectors, trustzone=settings["trustzone"]),
+                               preprocess=context.project.preprocess(), folder=context.paths.firmware).written
     note_generation(written)
     folder = context.relative(context.paths.firmware)
     return StageResult("generate", summary=f"{len(written)} files in {folder}"
@@ -198,7 +190,7 @@ def _check(context: DeployContext, deployment: Deployment, feeds, engine: str):
     count = next(iter(feeds.values())).shape[0]
     if engine == "host":
         with progress_bar("generated code on the host", None, enabled=context.progress):
-            return check_generated_code(deployment, feeds, "host")
+            return verify_code(deployment, feeds, "host")
     with progress_bar(f"generated code on {engine}", count + 1, enabled=context.progress) as advance:
         return compare_with_reference(deployment, feeds, engine, _on_board(deployment, feeds, engine, advance))
 
@@ -222,7 +214,7 @@ def verify(context: DeployContext) -> StageResult:
     lines: list[str] = []
     figures: dict[str, float | None] = {}
     skipped: list[str] = []
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing = missing_tools()
     for engine in wanted:
         if engine != "host" and missing:
             skipped.append(f"{engine} skipped: {', '.join(missing)} not found; {INSTALL_HINT}")

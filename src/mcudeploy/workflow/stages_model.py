@@ -1,7 +1,8 @@
 """The stages on the model: analyze, lint, feasibility, quantize, validate.
 
-Each is ``stage(context) -> StageResult``: it computes with the library (the same functions
-``mcudeploy analyze / lint / plan / quantize / validate`` call), records its figures and
+Each is ``stage(context) -> StageResult``: it translates the project's sections into typed
+inputs, computes with the library (the same functions ``mcudeploy analyze / lint / plan /
+quantize / validate`` call: :mod:`mcudeploy.pipeline` for quantize and validate), records its figures and
 payload in the current run (:mod:`mcudeploy.runs.capture`), and returns what the later stages
 and the report need as plain data. A problem is raised as the library raises it (an
 :class:`~mcudeploy.errors.McuDeployError` with its exit code); the runner records it.
@@ -22,24 +23,34 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..data_files import arrays_for_inputs, check_arrays
 from ..driver import deploy, deployable_graph, load_graph
 from ..errors import UsageError, ValidationFailed
 from ..exporters.onnx_qdq import to_onnx_model
 from ..ir import Graph, float_nodes, precision
 from ..lint import lint_deployment
-from ..preprocess.dataset import folder_arrays, samples_of
+from ..pipeline import (
+    Worst,
+    calibration_samples,
+    comparable,
+    failure_message,
+    memory_use,
+    validation_labels,
+)
+from ..pipeline import (
+    quantize as quantize_graph,
+)
+from ..pipeline import (
+    validate as validate_pair,
+)
+from ..pipeline import validation_samples as pipeline_samples
 from ..progress import progress_bar
 from ..quantize.calibration import ImagePreprocessing
-from ..quantize.quantizer import QuantizationConfig, quantize_model
+from ..quantize.quantizer import QuantizationConfig
 from ..quantize.report import to_json as quantization_json
 from ..report.analysis import analyze_graph
 from ..runs.capture import note_analysis, note_deployment, note_lint, note_quantization, note_validation
 from ..runs.current import current_run
 from ..runs.records import sha256_of_file
-from ..validate.compare import check_models, default_range, integer_form, validate_models
-from ..validate.data import load_labels, load_samples, random_samples
-from ..validate.metrics import class_count
 from ..validate.thresholds import Thresholds
 from .context import DeployContext
 from .ladder import minimal_options
@@ -98,7 +109,7 @@ def feasibility(context: DeployContext) -> StageResult:
     deployment = deploy(context.float_graph(), options)
     note_deployment(deployment)
     plan, ledger = deployment.plan, deployment.ledger
-    flash = sum(r.used for r in ledger.regions if r.kind == "flash")
+    flash = memory_use(deployment)["flash"]
     verdict = "fits" if ledger.fits else "does NOT fit"
     summary = (f"{deployment.precision} model at minimal options (file order, no reuse, reference kernels): "
                f"arena {plan.arena_bytes:,} B, flash {flash:,} B: {verdict}")
@@ -119,9 +130,7 @@ def _calibration_source(context: DeployContext, graph):
                          f"{context.project.model.name}: give calibration inputs (.npy / .npz / an image folder)")
     if not settings["samples"] or Path(data).is_dir():
         return data
-    samples = check_arrays(graph, arrays_for_inputs(data, graph, "calibration data"), str(data))
-    samples = samples.head(settings["samples"])
-    return [{name: array[index] for name, array in samples.arrays.items()} for index in range(samples.count)]
+    return calibration_samples(graph, data, settings["samples"])
 
 
 def _round_trip(quantized, path: Path) -> tuple[Graph, dict[str, str]]:
@@ -153,11 +162,8 @@ def quantize(context: DeployContext) -> StageResult:
                                 activations=settings["activations"], progress=context.progress)
     preprocessing = ImagePreprocessing(settings["image_scale"], tuple(settings["mean"]), tuple(settings["std"]),
                                        settings["channel_order"], settings["layout"])
-    source = _calibration_source(context, graph)
-    spec = context.project.preprocess()
-    if spec is not None and isinstance(source, Path) and source.is_dir():   # the board's own pipeline
-        source = samples_of(folder_arrays(graph, source, spec))
-    outcome = quantize_model(graph, source, config, preprocessing=preprocessing)
+    outcome = quantize_graph(graph, _calibration_source(context, graph), config, preprocessing=preprocessing,
+                             preprocess=context.project.preprocess())
     report = outcome.report
     note_quantization(report)
     paths = context.paths
@@ -180,15 +186,12 @@ def validation_samples(context: DeployContext, float_graph, quantized_graph):
     """The validation samples (the data's first N, or N random inputs over the quantized
     input's range) and labels."""
     settings = context.project.section("validation")
-    count = settings["samples"]
-    if settings["data"] is None:
-        samples = random_samples(float_graph, count, VALIDATION_SEED, default_range(quantized_graph))
-    else:
-        samples = load_samples(settings["data"], float_graph)
+    count, data = settings["samples"], settings["data"]
+    samples = pipeline_samples(float_graph, quantized_graph, data=None if data is None else Path(data), count=None
+                               if data is not None else count, seed=VALIDATION_SEED)
     labels = None
     if settings["labels"] is not None:
-        classes = next((class_count(v.shape) for v in float_graph.outputs if class_count(v.shape)), None)
-        labels = load_labels(settings["labels"], samples.count, classes)[:count]
+        labels = validation_labels(settings["labels"], float_graph, samples.count)[:count]
     return samples.head(count), labels
 
 
@@ -197,34 +200,24 @@ def validate(context: DeployContext) -> StageResult:
         return StageResult("validate", SKIPPED, reason="the model is quantized already: there is no float model "
                            "to compare it with (the generated code is still checked bit-exactly: verify)")
     settings = context.project.section("validation")
-    float_graph, quantized = context.float_graph(), integer_form(context.quantized_graph())
-    check_models(float_graph, quantized)
+    float_graph = context.float_graph()
+    quantized = comparable(float_graph, context.quantized_graph())
     samples, labels = validation_samples(context, float_graph, quantized)
     thresholds = Thresholds(settings["cosine_min"], settings["top1_min"], settings["top5_min"],
                             settings["accuracy_drop_max"])
     with progress_bar(f"validating on {samples.count} samples", None, enabled=context.progress):
-        result = validate_models(float_graph, quantized, samples, labels=labels, thresholds=thresholds)
-        if not result.passed:   # name the layer where the error jumps
-            result = validate_models(float_graph, quantized, samples, labels=labels, thresholds=thresholds,
-                                     per_layer=True)
-        elif result.layers is None:   # the report's per-layer error plot, from a few samples
-            result.layers = validate_models(float_graph, quantized, samples.head(PER_LAYER_SAMPLES),
-                                            thresholds=thresholds, per_layer=True, progress=False).layers
+        result = validate_pair(float_graph, quantized, samples, labels=labels, thresholds=thresholds, explain=True,
+                               layer_samples=PER_LAYER_SAMPLES)
     note_validation(result)
-    worst = {name: min((getattr(m, name) for m in result.metrics if getattr(m, name) is not None), default=None)
-             for name in ("cosine", "top1_agreement", "quantized_accuracy", "float_accuracy")}
+    worst = Worst.of(result)
     summary = (f"{'PASS' if result.passed else 'FAIL'} on {result.samples} samples ({samples.source}): cosine "
-               f"{worst['cosine']:.4f}" + (f", top-1 agreement float vs int8 {worst['top1_agreement']:.0%}"
-                                          if worst["top1_agreement"] is not None else "")
-               + (f", accuracy {worst['quantized_accuracy']:.1%} (float {worst['float_accuracy']:.1%})"
-                  if worst["quantized_accuracy"] is not None else ""))
+               f"{worst.cosine:.4f}" + (f", top-1 agreement float vs int8 {worst.top1_agreement:.0%}"
+                                        if worst.top1_agreement is not None else "")
+               + (f", accuracy {worst.quantized_accuracy:.1%} (float {worst.float_accuracy:.1%})"
+                  if worst.quantized_accuracy is not None else ""))
     if not result.passed:
-        jump = result.layers.first_jump if result.layers is not None else None
-        raise ValidationFailed("validation FAILED: " + "; ".join(
-            f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"
-            for c in result.failures) + (f"; the error first jumps at layer {jump!r}" if jump else "")
-            + (f"; {result.hint}" if result.hint else ""))
-    return StageResult("validate", summary=summary, figures={"cosine": worst["cosine"], "top1": worst["top1_agreement"]},
-                       details={"cosine": worst["cosine"], "top1": worst["top1_agreement"], "source": samples.source,
-                                "samples": result.samples, "accuracy": worst["quantized_accuracy"]})
+        raise ValidationFailed(failure_message(result, explained=True))
+    return StageResult("validate", summary=summary, figures={"cosine": worst.cosine, "top1": worst.top1_agreement},
+                       details={"cosine": worst.cosine, "top1": worst.top1_agreement, "source": samples.source,
+                                "samples": result.samples, "accuracy": worst.quantized_accuracy})
 
