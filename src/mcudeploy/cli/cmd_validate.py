@@ -229,7 +229,5 @@ def run(args: argparse.Namespace) -> int:
         built = _deployment_for_code(args, args.quantized)
         _check_generated_code(args, built, quantized_feeds(float_graph, built[0].graph, samples))
     if not result.passed:
-        raise ValidationFailed("validation FAILED: " + "; ".join(
-            f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"
-            for c in result.failures))
+        raise ValidationFailed("validation FAILED: " + "; ".join(c.describe(result.samples) for c in result.failures))
     return 0
