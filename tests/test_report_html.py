@@ -3,11 +3,11 @@ headless browser (Chromium) with no console errors and its script run."""
 from __future__ import annotations
 
 import json
-from html import unescape as html_unescape
 import os
 import re
 import shutil
 import subprocess
+from html import unescape as html_unescape
 from pathlib import Path
 
 import numpy as np
