@@ -12,7 +12,9 @@ zp=-128``). No CIFAR-10 images are on the machine, so the data are 32x32 crops o
 photos that ship inside scikit-image (from this script's own Python), in the model's
 layout and range; the labels are the float model's own top-1 (``mcudeploy run``), so the
 accuracy ``validate`` prints is agreement with the float model, and says nothing of
-CIFAR-10 accuracy. Each step: wall time, exit code, first and last line of its output.
+CIFAR-10 accuracy; on such data the default top-1 limit (0.99) fails, and the last deploy
+runs with the project file's ``top1_min`` and ``accuracy_drop_max`` loosened, as a user
+would after reading the FAIL. Each step: wall time, exit code, first and last line of its output.
 Writes benchmarks/results/walkthrough.md and .json.
 """
 from __future__ import annotations
@@ -51,8 +53,12 @@ def walkthrough_steps(model: str) -> list[tuple[str, str]]:
         ("generate", f"mcudeploy generate {int8} --target {TARGET} -o firmware/network --test-vectors val.npz"),
         ("validate --on qemu-m4", f"mcudeploy validate {model} --quantized {int8} --data val.npz "
                                   f"--on qemu-m4 --target {TARGET}"),
-        ("init", f"mcudeploy init {model} --target {TARGET} --calib calib.npz --data val.npz"),
+        ("init", f"mcudeploy init {model} --target {TARGET} --calib calib.npz --data val.npz --labels val_labels.npy"),
         ("deploy", "mcudeploy deploy"),
+        # what a user does after a FAIL on data that are not the model's domain (photo crops,
+        # not CIFAR-10: low-margin classes flip): loosen the project's thresholds and go on
+        ("deploy, loosened", "sed -i 's/^# top1_min = .*/top1_min = 0.9/; s/^# accuracy_drop_max = .*/"
+                             "accuracy_drop_max = 10.0/' mcudeploy.toml && mcudeploy deploy"),
         ("runs list", "mcudeploy runs list"),
     ]
 
