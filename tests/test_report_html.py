@@ -171,7 +171,10 @@ def test_equal_arena_and_bound_labels_do_not_overlap_in_chromium(tmp_path):
     page = tmp_path / "ad.html"
     assert main(["plan", str(shared_model("mlperf_tiny/fc_autoencoder_int8.tflite")), "--target", "stm32h743",
                  "--html", str(page)]) == 0
-    assert re.search(r"arena (\d+) B</text>.*no-reuse bound \1 B</text>", page.read_text())
+    html = page.read_text()
+    assert re.search(r"arena (\d+) B</text>.*no-reuse bound \1 B</text>", html)
+    # plan --html shows the latency plan printed (issue 27, point 5: it said "No latency estimate")
+    assert ">Latency breakdown</h2>" in html and "No latency estimate" not in html
     dom, console = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
     assert console == [] and layout_problems(dom) == (0, "")
 
