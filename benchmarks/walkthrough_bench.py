@@ -67,12 +67,12 @@ def run_step(command: str, cwd: Path, env: dict[str, str], timeout: float) -> di
     """Wall time, exit code and the first / last non-empty output line of one shell command."""
     start = time.perf_counter()
     try:
-        proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=timeout)
-        code, output = proc.returncode, proc.stdout + proc.stderr
+        proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=timeout)   # in the order printed
+        code, output = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as expired:
         code = "timeout"
-        output = (expired.stdout or b"").decode(errors="replace") + (expired.stderr or b"").decode(errors="replace")
+        output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
     seconds = time.perf_counter() - start
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     return {"command": command, "seconds": round(seconds, 2), "exit": code,
