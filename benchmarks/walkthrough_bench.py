@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -74,7 +75,7 @@ def run_step(command: str, cwd: Path, env: dict[str, str], timeout: float) -> di
         code = "timeout"
         output = expired.stdout.decode(errors="replace") if isinstance(expired.stdout, bytes) else (expired.stdout or "")
     seconds = time.perf_counter() - start
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    lines = [line.strip() for line in output.splitlines() if any(c.isalnum() for c in line)]  # no table rules
     return {"command": command, "seconds": round(seconds, 2), "exit": code,
             "first": lines[0] if lines else "", "last": lines[-1] if lines else "", "output": output[-20000:]}
 
@@ -136,6 +137,18 @@ def cell(text: str, width: int = 110) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def _deploy_stages(rows: list[dict]) -> list[str]:
+    """The stage lines (``N/9 stage status seconds summary``) and the results row of the last
+    deploy that printed them."""
+    for row in reversed(rows):
+        stages = [line for line in row["output"].splitlines() if re.match(r"\s*\d+/\d+ \w+", line)]
+        if row["name"].startswith("deploy") and stages:
+            results = " ".join(row["output"].split("results:", 1)[-1].split("report:", 1)[0].split())
+            return ["", f"Stages of `{row['name']}`:", "", "```", *[line.rstrip() for line in stages], "```", "",
+                    f"Its results row: {results}"]
+    return []
+
+
 def write_results(rows: list[dict], meta: dict) -> None:
     lines = ["# A newcomer's walkthrough, timed (fresh clone, fresh venv)", "",
              f"Command: `{meta['command']}`; model `../shared/models/{MODEL}`, target `{TARGET}`; "
@@ -146,6 +159,11 @@ def write_results(rows: list[dict], meta: dict) -> None:
         lines.append(f"| {row['name']} | `{cell(row['command'], 90)}` | {row['seconds']:.1f} | {row['exit']} | "
                      f"{cell(row['first'])} | {cell(row['last'])} |")
     total = sum(row["seconds"] for row in rows)
+    failed = [f"{row['name']} (exit {row['exit']})" for row in rows if row["exit"] != 0]
+    lines += ["", "Steps that did not exit 0: " + (", ".join(failed) if failed else "none") + ".", ""]
+    lines += ["Failure lines, in full:", ""] + [f"- {row['name']}: `{cell(row['last'], 1000)}`"
+                                              for row in rows if row["exit"] != 0]
+    lines += _deploy_stages(rows)
     lines += ["", f"Total: {total:.0f} s ({total / 60:.1f} min).", "",
               f"Machine: {meta['cores']} cores, load average (1 min) {meta['load_before']:.2f} before, "
               f"{meta['load_after']:.2f} after.", "",
