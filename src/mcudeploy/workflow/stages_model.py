@@ -214,16 +214,15 @@ def validate(context: DeployContext) -> StageResult:
     worst = {name: min((getattr(m, name) for m in result.metrics if getattr(m, name) is not None), default=None)
              for name in ("cosine", "top1_agreement", "quantized_accuracy", "float_accuracy")}
     summary = (f"{'PASS' if result.passed else 'FAIL'} on {result.samples} samples ({samples.source}): cosine "
-               f"{worst['cosine']:.4f}" + (f", top-1 agreement float vs int8 {worst['top1_agreement']:.0%}"
+               f"{worst['cosine']:.4f}" + (f", top-1 agreement float vs int8 {worst['top1_agreement']:.1%}"
                                           if worst["top1_agreement"] is not None else "")
                + (f", accuracy {worst['quantized_accuracy']:.1%} (float {worst['float_accuracy']:.1%})"
                   if worst["quantized_accuracy"] is not None else ""))
     if not result.passed:
         jump = result.layers.first_jump if result.layers is not None else None
-        raise ValidationFailed("validation FAILED: " + "; ".join(
-            f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}"
-            for c in result.failures) + (f"; the error first jumps at layer {jump!r}" if jump else "")
-            + (f"; {result.hint}" if result.hint else ""))
+        raise ValidationFailed("validation FAILED: " + "; ".join(c.describe(result.samples) for c in result.failures)
+                               + (f"; the error first jumps at layer {jump!r}" if jump else "")
+                               + (f"; {result.hint}" if result.hint else ""))
     return StageResult("validate", summary=summary, figures={"cosine": worst["cosine"], "top1": worst["top1_agreement"]},
                        details={"cosine": worst["cosine"], "top1": worst["top1_agreement"], "source": samples.source,
                                 "samples": result.samples, "accuracy": worst["quantized_accuracy"]})
