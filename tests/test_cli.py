@@ -100,3 +100,19 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
     assert lines[fence + 3] == "```"
     assert "mcudeploy analyze examples/" in install_and_run
     assert install_and_test in (REPO / ".ci" / "run").read_text()
+    assert install_and_test.endswith("python3 -m pytest")     # nothing that overrides the pytest config
+
+
+@pytest.mark.slow
+def test_the_suites_slowest_20_tests_are_shown_by_the_readme_and_ci_command():
+    """README's second command (= .ci/run) is a bare ``python3 -m pytest``: the slowest 20 tests
+    come from ``--durations=20`` in pyproject's pytest ``addopts``, which every pytest run in the
+    checkout reads (issue 27: the slowest tests were not shown)."""
+    import tomllib
+    addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "--durations=20" in addopts.split()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tests/test_plain_table.py", "-q", "-p", "no:cacheprovider",
+                           "--noconftest"],   # conftest's OR-Tools import is not what is under test
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "slowest 20 durations" in proc.stdout

@@ -54,7 +54,18 @@ def test_wrong_scale_fails_with_exit_9_and_names_the_first_jump(tmp_path, capsys
     assert "first jump: y2" in captured.out and "validation FAILED: cosine" in captured.err
 
 
-def test_accuracy_drop_suggests_mixed_precision(tmp_path):
+@pytest.mark.parametrize("value, samples, said", [
+    (0.9375, 32, "(2 of 32 samples change their top-1 class; the limit allows none below 100 samples)"),
+    (0.98, 200, "(4 of 200 samples change their top-1 class; the limit allows 2)"),
+])
+def test_a_top1_failure_says_how_many_samples_changed_class(value, samples, said):
+    from mcudeploy.validate.thresholds import Check
+    text = Check("logits", "top1_agreement", value, 0.99, ">=").describe(samples)
+    assert text == f"top1_agreement of output 'logits' is {value:g}, needs >= 0.99 {said}"
+    assert Check("logits", "cosine", 0.9, 0.99, ">=").describe(samples) == "cosine of output 'logits' is 0.9, needs >= 0.99"
+
+
+def test_accuracy_drop_suggests_mixed_precision(tmp_path, capsys):
     float_path, bad_path = tiny_pair(tmp_path, bad_scale=8.0)
     x = np.random.default_rng(2).uniform(-1, 1, (40, 6, 6, 2)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
@@ -68,6 +79,8 @@ def test_accuracy_drop_suggests_mixed_precision(tmp_path):
     assert code == 9 and output["float_accuracy"] == 1.0
     assert output["accuracy_drop"] > 5
     assert report["hint"].startswith("accuracy drops by more than 5 points") and "y2" in report["hint"]
+    changed = round((1 - output["top1_agreement"]) * 40)
+    assert f"({changed} of 40 samples change their top-1 class" in capsys.readouterr().err
 
 
 def test_usage_errors(tmp_path, capsys):

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+from html import unescape as html_unescape
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,15 @@ def open_in_browser(page: Path, tmp_path: Path, *mode: str) -> tuple[str, list[s
     assert result.returncode == 0, result.stderr[-2000:]
     console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
     return result.stdout, console
+
+
+def layout_problems(dom: str) -> tuple[int, str]:
+    """What report.js measured in the browser: the page's overflow in pixels, and the SVG labels
+    that are clipped by their picture or overlap another ("" when none)."""
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    overflow = int(re.search(r'data-page-overflow="(\d+)"', body).group(1))
+    assert re.search(r'data-label-problems="\d+"', body), body
+    return overflow, html_unescape(re.search(r'data-label-problem-texts="([^"]*)"', body).group(1))
 
 
 def evil_model(folder: Path) -> Path:
@@ -106,6 +116,8 @@ def test_resnet8_plan_report_renders_in_chromium_without_console_errors(run_stor
     shot = tmp_path / "shot.png"
     _, console = open_in_browser(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,2000")
     assert console == [] and shot.stat().st_size > 30_000
+    dom, _ = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
+    assert layout_problems(dom) == (0, "")
 
 
 def test_bar_labels_tell_long_names_apart_and_steps_are_numbered():
@@ -133,7 +145,38 @@ def test_long_layer_names_report_fits_1280_pixels_in_chromium(tmp_path):
     assert len(labels) >= 10 and len(set(labels)) == len(labels)
     dom, console = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
     assert console == []
-    assert re.search(r'<body[^>]*data-page-overflow="0"', dom)
+    assert layout_problems(dom) == (0, "")     # no page overflow, no clipped or overlapping label
+
+
+@pytest.mark.slow
+def test_layout_check_finds_clipped_and_overlapping_labels(tmp_path):
+    """The browser-side check itself can fail: a label pushed out of its picture and two labels
+    drawn on one spot are named."""
+    page = tmp_path / "bad.html"
+    assert main(["plan", str(shared_model("mlperf_tiny/resnet8_int8.tflite")), "--target", "stm32h743",
+                 "--html", str(page)]) == 0
+    bad = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 40" width="400">'
+           '<text x="-60" y="20" font-size="11">cut off at the left</text>'
+           '<text x="120" y="20" font-size="11">one</text><text x="124" y="22" font-size="11">two</text></svg>')
+    page.write_text(page.read_text().replace("</h1>", "</h1>" + bad, 1))
+    dom, _ = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
+    _, problems = layout_problems(dom)
+    assert problems.split(" | ") == ["clipped: cut off at the left", "overlap: one / two"]
+
+
+@pytest.mark.slow
+def test_equal_arena_and_bound_labels_do_not_overlap_in_chromium(tmp_path):
+    """The FC autoencoder's plan has no reuse to find: its arena equals the no-reuse bound, and
+    the two lines' labels were drawn on one spot."""
+    page = tmp_path / "ad.html"
+    assert main(["plan", str(shared_model("mlperf_tiny/fc_autoencoder_int8.tflite")), "--target", "stm32h743",
+                 "--html", str(page)]) == 0
+    html = page.read_text()
+    assert re.search(r"arena (\d+) B</text>.*no-reuse bound \1 B</text>", html)
+    # plan --html shows the latency plan printed (issue 27, point 5: it said "No latency estimate")
+    assert ">Latency breakdown</h2>" in html and "No latency estimate" not in html
+    dom, console = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
+    assert console == [] and layout_problems(dom) == (0, "")
 
 
 @pytest.mark.slow
@@ -156,6 +199,22 @@ def test_validate_per_layer_report_has_the_error_plot(tmp_path):
     html = page.read_text()
     assert ">Accuracy</h2>" in html and "<polyline" in html and "first jump: y2" in html
     assert "validation FAILED" in html and ">SQNR dB</th>" in html
+
+
+@pytest.mark.slow
+def test_validate_per_layer_report_in_chromium_at_1280_pixels(tmp_path):
+    """README's validate --per-layer on a real model: the per-layer error plot is in the page as
+    the browser builds it, nothing sticks out of a 1280-pixel window, no label is clipped."""
+    float_model = shared_model("mlperf_tiny/resnet8_float.tflite")
+    data = tmp_path / "val.npz"
+    np.savez(data, input_1=np.random.default_rng(0).uniform(0, 255, (4, 1, 32, 32, 3)).astype(np.float32))
+    page = tmp_path / "validate.html"
+    assert main(["validate", str(float_model), "--quantized", str(shared_model("mlperf_tiny/resnet8_int8.tflite")),
+                 "--data", str(data), "--per-layer", "--html", str(page)]) in (0, 9)
+    dom, console = open_in_browser(page, tmp_path, "--dump-dom", "--window-size=1280,2000")
+    assert console == [] and layout_problems(dom) == (0, "")
+    plot = re.search(r'<svg[^>]*aria-label="per-layer quantization error".*?</svg>', dom, re.S)
+    assert plot is not None and plot.group(0).count("<polyline") >= 2 and plot.group(0).count("<circle") > 10
 
 
 def test_analyze_html_and_bad_output_folder(tmp_path, capsys):

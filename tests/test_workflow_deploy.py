@@ -21,6 +21,7 @@ from conftest import shared_model
 from mcudeploy.runs import RunStore
 from mcudeploy.workflow import STAGES
 from test_codegen_qemu import HAVE_TOOLCHAIN
+from test_report_html import layout_problems, open_in_browser
 
 
 def cli(folder: Path, *args: str) -> subprocess.CompletedProcess:
@@ -92,6 +93,11 @@ def test_init_deploy_one_run_per_stage_then_diff_one_option(tmp_path):
     # the per-layer error plot (from a few samples when validation passes) and agreement named as such
     assert 'aria-label="per-layer quantization error"' in page and "top-1 agreement" in page
     assert "(the stages of deploy " in page and "duration</dt><dd>0.00 s" not in page
+    # as a browser lays it out at 1280 px: nothing wider than the window (the layers and lint
+    # tables scroll in their own block), no clipped or overlapping label, the error plot drawn
+    dom, console = open_in_browser(folder / "deploy" / "report.html", tmp_path, "--dump-dom", "--window-size=1280,2000")
+    assert console == [] and layout_problems(dom) == (0, "")
+    assert re.search(r'<svg[^>]*aria-label="per-layer quantization error".*?<polyline', dom, re.S)
     for name in ("deployment.toml", "fallback.toml", "passed.toml", "deploy.json", "resnet8_float_int8.onnx",
                  "firmware/network.c", "firmware/test_vectors.c"):
         assert (folder / "deploy" / name).exists(), name

@@ -151,8 +151,7 @@ class Worst:
 def failure_message(result: ValidationResult, *, explained: bool = False) -> str:
     """``validation FAILED: <each failed check>``; ``explained``: with the layer where the
     error first jumps and the result's hint."""
-    text = "validation FAILED: " + "; ".join(
-        f"{c.metric} of output {c.output!r} is {c.value:.4g}, needs {c.relation} {c.limit:g}" for c in result.failures)
+    text = "validation FAILED: " + "; ".join(c.describe(result.samples) for c in result.failures)
     if explained:
         jump = result.layers.first_jump if result.layers is not None else None
         text += (f"; the error first jumps at layer {jump!r}" if jump else "") + (f"; {result.hint}" if result.hint else "")

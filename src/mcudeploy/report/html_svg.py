@@ -75,11 +75,7 @@ def memory_timeline(tensors: dict[str, dict], steps: int, arena_bytes: int, lowe
         body.append(f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{max(0.5, x1 - x0):.1f}" height="{max(0.5, y1 - y0):.1f}" '
                     f'fill="{PALETTE[index % len(PALETTE)]}" fill-opacity="{opacity}" stroke="#333" '
                     f'stroke-width="0.3"><title>{escape(tip)}</title></rect>')
-    for value, label, dash in ((arena_bytes, f"arena {arena_bytes} B", "6,3"),
-                               (lower_bound, f"no-reuse bound {lower_bound} B", "2,2")):
-        body.append(f'<line x1="{left}" x2="{WIDTH - MARGIN}" y1="{y_of(value):.1f}" y2="{y_of(value):.1f}" '
-                    f'stroke="#c00" stroke-dasharray="{dash}"/>')
-        body.append(_text(WIDTH - MARGIN, y_of(value) - 3, label, "end", 10, 'fill="#c00"'))
+    body += _limit_lines(left, y_of(arena_bytes), y_of(lower_bound), arena_bytes, lower_bound)
     for step in _step_ticks(steps):
         body.append(f'<line x1="{x_of(step):.1f}" x2="{x_of(step):.1f}" y1="{HEIGHT - MARGIN}" '
                     f'y2="{HEIGHT - MARGIN + 4}" stroke="#888"/>')
@@ -89,6 +85,21 @@ def memory_timeline(tensors: dict[str, dict], steps: int, arena_bytes: int, lowe
                       f'transform="rotate(-90 14 {HEIGHT / 2})"'))
     body += [_text(left - 4, y_of(v) + 4, f"{v:,}", "end", 9) for v in (0, top // 2, top)]
     return _svg(WIDTH, HEIGHT, body, "memory timeline")
+
+
+def _limit_lines(left: float, arena_y: float, bound_y: float, arena_bytes: int, lower_bound: int) -> list[str]:
+    """The dashed arena line and the dotted no-reuse bound, each labelled above its line; when
+    the two lines are closer than a label's height (a plan without reuse: equal), the lower
+    one's label goes below its line, so the two never overlap."""
+    lines = [(arena_y, f"arena {arena_bytes} B", "6,3"), (bound_y, f"no-reuse bound {lower_bound} B", "2,2")]
+    lower_on_page = max(range(2), key=lambda index: (lines[index][0], index))
+    body = []
+    for index, (y, label, dash) in enumerate(lines):
+        below = index == lower_on_page and abs(arena_y - bound_y) < 12
+        body.append(f'<line x1="{left}" x2="{WIDTH - MARGIN}" y1="{y:.1f}" y2="{y:.1f}" '
+                    f'stroke="#c00" stroke-dasharray="{dash}"/>')
+        body.append(_text(WIDTH - MARGIN, y + 11 if below else y - 3, label, "end", 10, 'fill="#c00"'))
+    return body
 
 
 def bar_labels(names: Sequence[str], limit: int = 38) -> list[str]:

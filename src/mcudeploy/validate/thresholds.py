@@ -16,6 +16,7 @@ float model from calibration ranges, which validate (given two finished models) 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .metrics import OutputMetrics
@@ -47,6 +48,22 @@ class Check:
     @property
     def verdict(self) -> str:
         return "PASS" if self.passed else "FAIL"
+
+    def describe(self, samples: int) -> str:
+        """The check in words for a FAIL line. A top-1 agreement also says how many of the
+        ``samples`` changed class and how many the limit allows: on 32 samples, 0.9375 is two
+        samples, and a 0.99 limit allows none below 100 samples (issue 27: a newcomer's FAIL
+        on a few samples read like a broken quantization)."""
+        text = f"{self.metric} of output {self.output!r} is {self.value:.4g}, needs {self.relation} {self.limit:g}"
+        if self.metric != "top1_agreement" or samples <= 0:
+            return text
+        changed = round((1.0 - self.value) * samples)
+        allowed = math.floor((1.0 - self.limit) * samples + 1e-9)
+        if allowed:
+            allows = str(allowed)
+        else:
+            allows = "none" if self.limit >= 1 else f"none below {math.ceil(1 / (1 - self.limit) - 1e-9)} samples"
+        return text + f" ({changed} of {samples} samples change their top-1 class; the limit allows {allows})"
 
 
 def checks_for(metrics: OutputMetrics, thresholds: Thresholds) -> list[Check]:

@@ -211,7 +211,7 @@ def validate(context: DeployContext) -> StageResult:
     note_validation(result)
     worst = Worst.of(result)
     summary = (f"{'PASS' if result.passed else 'FAIL'} on {result.samples} samples ({samples.source}): cosine "
-               f"{worst.cosine:.4f}" + (f", top-1 agreement float vs int8 {worst.top1_agreement:.0%}"
+               f"{worst.cosine:.4f}" + (f", top-1 agreement float vs int8 {worst.top1_agreement:.1%}"
                                         if worst.top1_agreement is not None else "")
                + (f", accuracy {worst.quantized_accuracy:.1%} (float {worst.float_accuracy:.1%})"
                   if worst.quantized_accuracy is not None else ""))
