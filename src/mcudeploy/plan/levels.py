@@ -20,7 +20,7 @@ to external RAM makes the levels independent: a level's on-chip need is then its
 2. **Spans**: in each part, the longest valid tiling region (:func:`.tiling.region_nodes` /
    ``check_region``): from its first node that can start one to its last that can end one.
 3. **Table**: for each tile count of ``ROWS`` (row stripes) the graph is tiled at that count in
-   every level at once, split, planned in file order (the planner given: the deployment's
+   every level at once, split, planned in file order with every concat in place where legal (the planner given: the deployment's
    reuse rules, ``schedule = "file"``: a memory-aware order only minimises the *whole* graph's
    peak and may load a level's tile slices early where that peak is elsewhere), and each
    level's on-chip need is the top of the on-chip arena over its steps

@@ -146,8 +146,11 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
     if is_new:
         # the table's plans rank tile counts; a second of allocator search each is enough (the
         # choice is then planned with the deployment's own settings)
+        # and every concat in place where legal (the tiles' concats: the plan of the choice then
+        # decides each one, planning both ways where it matters)
         quick = replace(options, schedule="file", time_limit=min(options.time_limit, TABLE_TIME_LIMIT))
-        _LEVELS[key] = measure_levels(graph, _planner(target, quick), limit=room)
+        _LEVELS[key] = measure_levels(graph, _planner(target, quick, concat_in_place=True if options.concat_in_place
+                                                      else False), limit=room)
         while len(_LEVELS) > AUTO_TILING_KEPT:
             _LEVELS.popitem(last=False)
     table = _LEVELS[key]
@@ -174,10 +177,14 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
     return tiling, split
 
 
-def _planner(target: Target | None, options: DeploymentOptions):
+def _planner(target: Target | None, options: DeploymentOptions, **overrides):
+    """A planner of candidate graphs with ``options``' settings (``overrides``: plan_memory
+    keywords, e.g. ``concat_in_place=True`` for the levels table)."""
+    arguments = {**plan_arguments(options), **overrides}
+
     def plan(graph: Graph, external: frozenset[str] = frozenset()) -> MemoryPlan:
         return plan_memory(graph, kernels=choose_kernels(graph, target, options.kernels), external=external,
-                           **plan_arguments(options))
+                           **arguments)
     return plan
 
 

@@ -49,64 +49,50 @@ def _forbidden(buffer: Buffer, other: Buffer, base: int, pairs: dict, reserve_fo
 
 
 def lowest_free(intervals: list[tuple[int, int]], alignment: int) -> int:
-    """Lowest aligned offset >= 0 inside none of the open ``intervals``."""
+    """Lowest aligned offset >= 0 inside none of the open ``intervals``: one sweep in order of
+    their lower ends. An interval that starts at or above the candidate cannot hold it, nor
+    can any after it; one below it that reaches past it moves it to its aligned upper end,
+    which no earlier interval reaches (each ended at or below the candidate of its turn).
+    The result is the unique least such offset (the fixed point the former repeated passes
+    found, in O(n log n) instead of a pass per move)."""
     candidate = 0
-    moved = True
-    while moved:
-        moved = False
-        for low, high in intervals:
-            if low < candidate < high:
-                candidate = align_up(high, alignment)
-                moved = True
+    for low, high in sorted(intervals):
+        if low >= candidate:
+            break
+        if high > candidate:
+            candidate = align_up(high, alignment)
     return candidate
 
 
-class _AliveTable:
-    """The placed buffers alive at some time of a given buffer, from a table of the
-    (compressed) time segments each placed buffer covers: the work follows the lifetimes
-    instead of the square of the buffer count. Buffers with ``start >= end`` are tested one
-    by one (``overlaps_in_time`` is the rule either way)."""
-
-    def __init__(self, buffers: list[Buffer]) -> None:
-        times = sorted({t for b in buffers for t in (b.start, b.end)})
-        self.segment = {t: index for index, t in enumerate(times)}
-        self.covering: list[list[Buffer]] = [[] for _ in times]
-        self.empty: list[Buffer] = []
-        self.placed: list[Buffer] = []
-
-    def alive_with(self, buffer: Buffer) -> dict:
-        first, last = self.segment[buffer.start], self.segment[buffer.end]
-        if first >= last:
-            return {id(b): b for b in self.placed if b.overlaps_in_time(buffer)}
-        found = {id(b): b for s in range(first, last) for b in self.covering[s]}
-        found.update((id(b), b) for b in self.empty if b.overlaps_in_time(buffer))
-        return found
-
-    def add(self, buffer: Buffer) -> None:
-        first, last = self.segment[buffer.start], self.segment[buffer.end]
-        for s in range(first, last):
-            self.covering[s].append(buffer)
-        if first >= last:
-            self.empty.append(buffer)
-        self.placed.append(buffer)
+def _alive_pairs(buffers: list[Buffer]) -> list[tuple[Buffer, Buffer]]:
+    """Every pair of distinct buffers alive together (``overlaps_in_time``), once each: a sweep
+    in order of start times keeps the buffers still alive (the work follows the pairs, not the
+    square of the buffer count); buffers with ``start >= end`` are tested one by one."""
+    import heapq
+    timed = sorted((b for b in buffers if b.start < b.end), key=lambda b: b.start)
+    empty = [b for b in buffers if b.start >= b.end]
+    pairs: list[tuple[Buffer, Buffer]] = []
+    alive: list[tuple[int, int, Buffer]] = []        # (end, tie, buffer), the earliest end first
+    for tie, buffer in enumerate(timed):
+        while alive and alive[0][0] <= buffer.start:
+            heapq.heappop(alive)
+        pairs.extend((other, buffer) for _, _, other in alive)
+        heapq.heappush(alive, (buffer.end, tie, buffer))
+    for index, buffer in enumerate(empty):
+        pairs.extend((buffer, other) for other in [*timed, *empty[index + 1:]] if buffer.overlaps_in_time(other))
+    return pairs
 
 
 def _relative_intervals(buffers: list[Buffer], pairs: dict, alignment: int) -> dict:
     """For every buffer, ``(other id, low, high)`` of every other buffer alive with it: the
     interval :func:`_forbidden` gives (without a reservation) is ``(base + low, base + high)``
     when that other is placed at ``base``. Computed once per :func:`allocate_paired`, read by
-    every round."""
-    table = _AliveTable(buffers)
-    for buffer in buffers:
-        table.add(buffer)
-    relative = {}
-    for buffer in buffers:
-        entries = []
-        for other in table.alive_with(buffer).values():
-            if other is not buffer:
-                (low, high), = _forbidden(buffer, other, 0, pairs, None, alignment)
-                entries.append((other.id, low, high))
-        relative[buffer.id] = entries
+    every round (the order of the entries does not matter: :func:`lowest_free` sorts)."""
+    relative: dict = {buffer.id: [] for buffer in buffers}
+    for first, second in _alive_pairs(buffers):
+        for buffer, other in ((first, second), (second, first)):
+            (low, high), = _forbidden(buffer, other, 0, pairs, None, alignment)
+            relative[buffer.id].append((other.id, low, high))
     return relative
 
 

@@ -304,13 +304,16 @@ def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, liv
     if refusal:
         reuse.refusals.append((node.name, "concat in place: " + refusal))
         return
-    before = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
+    # the live-set bounds decide only when not forced, and outside the external arena (each is
+    # a pass over every tensor: a 64-stripe level has hundreds of concats)
+    decides = not force and node.outputs[0].name not in reuse.external
+    before = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes if decides else 0
     added = []
     check = "channel-slice" if is_channel_concat(node) else "concat-slice"
     for value, (offset, stride) in zip(node.inputs, slice_places(node)):
         reuse.aliases[value.name] = Alias(value.name, node.outputs[0].name, offset, check, stride)
         added.append(value.name)
-    after = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes
+    after = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes if decides else 0
     # in the external arena (graph split) the slices are the stores' copies: always in place
     if after > before and not force and node.outputs[0].name not in reuse.external:
         for name in added:
