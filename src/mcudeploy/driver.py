@@ -21,7 +21,10 @@ Straight line, ``ir.verify`` between the graph stages:
    mcudeploy's CPU code by default, every node on the CPU; ``vendor-npu``: the NPU nodes
    run by the vendor's NPU compiler);
 4. **kernels**: the variant of every node from the target's core
-   (:func:`~mcudeploy.kernels.choose_kernels`);
+   (:func:`~mcudeploy.kernels.choose_kernels`); with ``kernels = auto`` (the default) a fast
+   variant stays only where it costs no arena over the reference kernels, decided by plans
+   (:func:`~mcudeploy.plan.variant_arena.choose_for_arena`; ``fastest`` keeps every fast
+   variant and states the cost);
 5. **plan**: order, liveness, proved reuse, offsets (:func:`~mcudeploy.plan.memory_plan.
    plan_memory`, with the chosen variants' scratch and overlap rules); when the optimised
    variants are what breaks the fit (their scratch, their stricter overlap), the reference
@@ -58,12 +61,13 @@ from .plan.ledger import build_ledger, fixed_items
 from .plan.memory_plan import plan_arguments, plan_memory
 from .plan.memory_transform import transform_for_memory
 from .plan.placement import no_target_placement, place_regions
+from .plan.variant_arena import VariantArena, choose_for_arena
 from .targets import Target, load_memory_pools, load_target
 
 if TYPE_CHECKING:
     from .kernels import KernelSelection
     from .plan.ledger import Ledger
-    from .plan.memory_plan import PlacedMemoryPlan
+    from .plan.memory_plan import MemoryPlan, PlacedMemoryPlan
     from .plan.memory_transform import MemoryTransform
     from .plan.placement import RegionPlacement
 
@@ -122,22 +126,37 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
     if target is not None:
         hardware = map_graph(deployed, target, options.force_cpu)
         mapping = executed_mapping(hardware, options.executor, target)
-    kernels = choose_kernels(deployed, target, options.kernels)
-    plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform)
+    kernels, kernel_arena = _kernels_for_arena(deployed, target, options, transform)
+    plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform,
+                                              kernel_arena.plan if kernel_arena else None)
     warnings = transform.warnings()
-    if not ledger.fits and options.kernels == "auto" and set(kernels.counts()) != {"reference"}:
+    if not ledger.fits and options.kernels != "reference" and set(kernels.counts()) != {"reference"}:
         # 5b. the fast variants' scratch and their stricter overlap rules cost arena bytes: when
         #     they are what breaks the fit, the portable kernels run instead (a deployment that
         #     fits beats a faster one that does not), and the record says so
         reference = choose_kernels(deployed, target, "reference")
         fallback = _plan_and_place(deployed, reference, target, options, transform)
         if fallback[2].fits:
-            kernels, (plan, _placement, ledger) = reference, fallback
+            kernels, (plan, _placement, ledger), kernel_arena = reference, fallback, None
             warnings.append("the optimised kernel variants need more arena than fits; the reference "
                             f"kernels run instead (arena {plan.arena_bytes} bytes)")
     npu_mapping = hardware if target is not None and target.npu is not None else None
     return Deployment(source, deployed, kind, target, options, mapping, kernels, plan, ledger,
-                      warnings=warnings, memory_transform=transform, npu_mapping=npu_mapping)
+                      warnings=warnings, memory_transform=transform, npu_mapping=npu_mapping,
+                      kernel_arena=kernel_arena)
+
+
+def _kernels_for_arena(deployed: Graph, target: Target | None, options: DeploymentOptions,
+                       transform: MemoryTransform) -> tuple[KernelSelection, VariantArena | None]:
+    """Step 4: the variant of every node; with ``auto`` the fast ones where they cost no arena
+    (:mod:`~mcudeploy.plan.variant_arena`, planned with the deployment's own plan options)."""
+    kernels = choose_kernels(deployed, target, options.kernels)
+    if options.kernels == "reference" or set(kernels.counts()) == {"reference"}:
+        return kernels, None
+    arguments = plan_arguments(options)
+    decision = choose_for_arena(deployed, kernels, options.kernels, lambda selection: plan_memory(
+        deployed, kernels=selection, external=transform.external, **arguments))
+    return decision.selection, decision
 
 
 def partition_deployment(deployment: Deployment, partition: Partition) -> Deployment:
@@ -165,9 +184,11 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
 
 
 def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | None, options: DeploymentOptions,
-                    transform: MemoryTransform) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
-    """Steps 5-7: plan, place, ledger."""
-    plan = plan_memory(deployed, kernels=kernels, external=transform.external, **plan_arguments(options))
+                    transform: MemoryTransform, planned: MemoryPlan | None = None,
+                    ) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
+    """Steps 5-7: plan (unless ``planned``, the plan of ``kernels`` already made), place, ledger."""
+    plan = planned if planned is not None else plan_memory(deployed, kernels=kernels, external=transform.external,
+                                                           **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)
     placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan)
                  if target is not None else no_target_placement(deployed, plan.arena_bytes, fixed, plan.external_bytes))

@@ -1,0 +1,161 @@
+"""Fast kernels at no arena cost: which nodes keep their fast kernel variant, decided by plans.
+
+    choose_for_arena(graph, fastest, preference, planner) -> VariantArena
+
+Input: the graph, the fastest selection (:func:`~mcudeploy.kernels.choose_kernels` with
+``"auto"`` or ``"fastest"``), the preference, and ``planner(selection) -> MemoryPlan`` (the
+deployment's own :func:`~.memory_plan.plan_memory` keywords). Output: :class:`VariantArena`,
+the selection the deployment runs (codegen, estimate and plan read the same one), its plan,
+and the decision in words (``plan`` prints :meth:`VariantArena.lines`).
+
+A variant plans differently from the reference kernel only through its scratch bytes, its
+overlap rule and its strided output (:func:`~mcudeploy.kernels.planning_rules.planning_differences`);
+a node whose variant answers those like the reference kernel is *free*, any other *costly*.
+Scratch is an arena buffer alive at its node's step only (:mod:`.liveness`), so a costly
+node's scratch may well sit in dead space: only a plan says whether it costs bytes.
+
+1. plan F, the fastest selection. No costly node: F is kept;
+2. plan R, the reference kernels everywhere. F <= R, or ``fastest``: F is kept (``fastest``
+   states ``F - R`` and the rules of the costly nodes);
+3. otherwise plan M, every costly node on the reference kernel (free nodes answer like the
+   reference kernel or more permissively, so M is R's problem or an easier one); then,
+   largest MACC first, each costly node goes back to its fast variant when the plan with it
+   stays at ``arena <= R``; a node that would raise it stays on the reference kernel, and
+   the decision names it with the arena it would have made and its rule. At most
+   :data:`MAX_TRIALS` such plans (the rest stay on the reference kernel, said so). Should M
+   itself exceed R (the allocator is a heuristic), the reference kernels run everywhere.
+
+So ``arena(auto) <= arena(reference)`` by construction.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..ir import Graph, get_op
+from ..kernels import REFERENCE, KernelSelection
+from ..kernels.planning_rules import planning_differences
+from .memory_plan import MemoryPlan
+
+logger = logging.getLogger(__name__)
+MAX_TRIALS = 32
+Planner = Callable[[KernelSelection], MemoryPlan]
+
+
+@dataclass(frozen=True)
+class CostlyNode:
+    """A node whose fast variant plans differently from the reference kernel."""
+    node: str
+    variant: str                  # the fast variant
+    rules: tuple[str, ...]        # planning_differences, in words
+    kept: bool                    # runs the fast variant in the deployment
+    arena_with_it: int | None     # auto: the arena of the trial plan with this node fast
+
+
+@dataclass
+class VariantArena:
+    """The kernel selection a deployment runs and why, in arena bytes (module docstring)."""
+    selection: KernelSelection
+    plan: MemoryPlan
+    preference: str
+    fastest_arena: int
+    reference_arena: int | None                 # None when not planned (no costly node)
+    costly: list[CostlyNode] = field(default_factory=list)
+    untried: list[str] = field(default_factory=list)
+
+    @property
+    def fallbacks(self) -> list[CostlyNode]:
+        return [c for c in self.costly if not c.kept]
+
+    def lines(self) -> list[str]:
+        """The decision as ``plan`` prints it."""
+        arena = self.plan.arena_bytes
+        if not self.costly:
+            return ["kernel variants: every fast variant plans like the reference kernel (no arena cost)"]
+        head = (f"kernel variants: arena {arena} B, {self.reference_arena} B with the reference kernels, "
+                f"{self.fastest_arena} B with every fast variant")
+        if self.preference == "fastest" and self.reference_arena is not None and arena > self.reference_arena:
+            return [head + f"; the fast variants cost {arena - self.reference_arena} B, accepted by "
+                           "kernels.variant = fastest (auto keeps the reference kernels' arena); their rules:",
+                    *(f"  {c.node} ({c.variant}): {', '.join(c.rules)}" for c in self.costly)]
+        if not self.fallbacks:
+            return [head + f"; the fast variants cost no arena ({len(self.costly)} with their own scratch / "
+                           "overlap rules fit the dead space)"]
+        lines = [head + f"; {len(self.fallbacks)} node(s) fell back to the reference kernel to save arena "
+                        "(kernels.variant = fastest keeps them fast):"]
+        for costly in self.fallbacks:
+            if costly.arena_with_it is None:
+                lines.append(f"  {costly.node}: {costly.variant} not tried (more than {MAX_TRIALS} costly nodes)")
+                continue
+            lines.append(f"  {costly.node}: {costly.variant} would make the arena {costly.arena_with_it} B "
+                         f"(+{costly.arena_with_it - arena} B): {', '.join(costly.rules)}")
+        return lines
+
+    def to_json(self) -> dict:
+        return {"preference": self.preference, "arena_bytes": self.plan.arena_bytes,
+                "fastest_arena_bytes": self.fastest_arena, "reference_arena_bytes": self.reference_arena,
+                "costly": [vars(c) for c in self.costly]}
+
+
+def _fallback(selection: KernelSelection, names: list[str], reason: str) -> KernelSelection:
+    return selection.with_variants({name: (REFERENCE, reason) for name in names})
+
+
+def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, planner: Planner) -> VariantArena:
+    """The selection and plan of ``graph`` under ``preference`` (module docstring)."""
+    rules = {node.name: tuple(planning_differences(node, fastest)) for node in graph.nodes}
+    costly = [node for node in graph.nodes if rules[node.name]]
+    fastest_plan = planner(fastest)
+
+    def record(node, kept: bool, arena: int | None = None) -> CostlyNode:
+        return CostlyNode(node.name, fastest.choices[node.name].variant, rules[node.name], kept, arena)
+    if not costly:
+        return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes, None)
+    everywhere = _fallback(fastest, [n.name for n in graph.nodes], "reference: no variant keeps the arena at the "
+                                                                     "reference kernels' (plan/variant_arena.py)")
+    reference_plan = planner(everywhere)
+    if fastest_plan.arena_bytes <= reference_plan.arena_bytes or preference == "fastest":
+        return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes, reference_plan.arena_bytes,
+                            [record(node, True) for node in costly])
+    mixed = _fallback(fastest, [n.name for n in costly], "reference: its fast variant costs arena")
+    mixed_plan = planner(mixed)
+    if mixed_plan.arena_bytes > reference_plan.arena_bytes:
+        return VariantArena(everywhere, reference_plan, preference, fastest_plan.arena_bytes,
+                            reference_plan.arena_bytes, [record(node, False) for node in costly])
+    return _restore(costly, fastest, (mixed, mixed_plan), reference_plan.arena_bytes, fastest_plan.arena_bytes,
+                    planner, record, preference)
+
+
+def _macc(node) -> int:
+    return int(get_op(node.op).macc(node))
+
+
+def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, MemoryPlan], reference: int,
+             fastest_arena: int, planner: Planner, record, preference: str) -> VariantArena:
+    """Step 3 of the module docstring: costly nodes back on their fast variant, largest MACC first."""
+    selection, plan = start
+    decided: dict[str, CostlyNode] = {}
+    ordered = sorted(costly, key=lambda node: -_macc(node))
+    for index, node in enumerate(ordered):
+        if index >= MAX_TRIALS:
+            decided[node.name] = record(node, False)
+            continue
+        variant = fastest.variant(node)
+        trial = selection.with_variants({node.name: (variant, fastest.choices[node.name].reason)})
+        trial_plan = planner(trial)
+        if trial_plan.arena_bytes <= reference:
+            selection, plan = trial, trial_plan
+            decided[node.name] = record(node, True, trial_plan.arena_bytes)
+        else:
+            decided[node.name] = record(node, False, trial_plan.arena_bytes)
+    reasons = {c.node: (REFERENCE, f"reference: {c.variant} would make the arena {c.arena_with_it} B, the "
+                                   f"reference kernels' {reference} B ({', '.join(c.rules)}); "
+                                   "kernels.variant = fastest keeps it")
+               for c in decided.values() if not c.kept and c.arena_with_it is not None}
+    selection = selection.with_variants(reasons)
+    logger.info("kernel variants: %d of %d costly nodes fell back to the reference kernel",
+                sum(1 for c in decided.values() if not c.kept), len(costly))
+    return VariantArena(selection, plan, preference, fastest_arena, reference,
+                        [decided[node.name] for node in costly],
+                        [c.node for c in decided.values() if c.arena_with_it is None])
