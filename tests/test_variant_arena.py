@@ -1,0 +1,97 @@
+"""Fast kernels at no arena cost (src/mcudeploy/plan/variant_arena.py): with kernels = auto a
+fast variant stays only where the plan with it is no larger than the reference kernels' plan;
+fastest keeps them all and states the cost. Reference: plans made here independently, with
+the variants forced node by node (choose_kernels(forced=...)), and the generated code's calls."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import shared_model
+from mcudeploy.codegen import generate_files
+from mcudeploy.driver import deploy
+from mcudeploy.estimate import estimate
+from mcudeploy.kernels import choose_kernels
+from mcudeploy.kernels.planning_rules import planning_differences
+from mcudeploy.options import DeploymentOptions
+from mcudeploy.plan.memory_plan import plan_memory
+from mcudeploy.targets import load_target
+
+WAKEWORD = "mlperf_tiny/streaming_wakeword_int8.tflite"
+MODELS = [WAKEWORD, "mlperf_tiny/dscnn_kws_int8.tflite", "mlperf_tiny/resnet8_int8.tflite"]
+
+
+def _deployments(model: str, target: str) -> dict:
+    return {kernels: deploy(shared_model(model), DeploymentOptions(target=target, kernels=kernels))
+            for kernels in ("auto", "fastest", "reference")}
+
+
+@pytest.mark.parametrize("target", ["stm32h743", "mps3-an547"])
+@pytest.mark.parametrize("model", MODELS)
+def test_the_default_arena_is_never_above_the_reference_kernels(model, target):
+    runs = _deployments(model, target)
+    auto, fastest, reference = (runs[k].plan.arena_bytes for k in ("auto", "fastest", "reference"))
+    assert auto <= reference
+    decision = runs["auto"].kernel_arena
+    assert decision.fastest_arena == fastest and decision.plan.arena_bytes == auto
+    if fastest > reference:          # the fast variants cost arena: some node fell back, named
+        assert decision.reference_arena == reference and decision.fallbacks
+        assert any("fell back to the reference kernel" in line for line in decision.lines())
+
+
+def test_each_fallback_names_the_arena_its_fast_variant_would_make():
+    model, target = shared_model(WAKEWORD), load_target("mps3-an547")
+    deployment = deploy(model, DeploymentOptions(target="mps3-an547"))
+    decision = deployment.kernel_arena
+    assert decision.fallbacks, "the wakeword's 15x1 depthwise band scratch costs arena on the M55"
+    kept = {name: choice.variant for name, choice in deployment.kernels.choices.items() if choice.variant != "reference"}
+    for fallback in decision.fallbacks:
+        choice = deployment.kernels.choices[fallback.node]
+        assert choice.variant == "reference" and str(fallback.arena_with_it) in choice.reason
+        # independently: the same deployment with this one node fast again, planned here
+        forced = {name: "reference" for name in deployment.kernels.choices if name not in kept and name != fallback.node}
+        selection = choose_kernels(deployment.graph, target, "auto", forced={**forced, **kept,
+                                                                            fallback.node: fallback.variant})
+        trial = plan_memory(deployment.graph, kernels=selection)
+        assert trial.arena_bytes > decision.reference_arena
+        assert any(rule.startswith(("scratch", "overlap")) for rule in fallback.rules)
+
+
+def test_codegen_and_estimate_read_the_decided_variants():
+    deployment = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547"))
+    network = generate_files(deployment)["network.c"]
+    reference = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="reference"))
+    costs = {layer.node: layer.instructions for layer in estimate(deployment).layers}
+    reference_costs = {layer.node: layer.instructions for layer in estimate(reference).layers}
+    for fallback in deployment.kernel_arena.fallbacks:      # estimated as the reference kernel it runs
+        assert costs[fallback.node] == reference_costs[fallback.node]
+    calls = [line for line in network.splitlines() if "_mve(" in line]
+    fast = sum(1 for c in deployment.kernels.choices.values() if c.variant.startswith("mve"))
+    assert fast >= 1 and len(calls) >= fast
+    fastest = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="fastest"))
+    assert len([line for line in generate_files(fastest)["network.c"].splitlines() if "_mve(" in line]) > len(calls)
+
+
+def test_fastest_keeps_every_fast_variant_and_states_the_cost():
+    fastest = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="fastest"))
+    reference = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="reference"))
+    cost = fastest.plan.arena_bytes - reference.plan.arena_bytes
+    assert cost > 0 and fastest.kernels.counts() == choose_kernels(fastest.graph, load_target("mps3-an547")).counts()
+    text = "\n".join(fastest.kernel_arena.lines())
+    assert f"the fast variants cost {cost} B" in text and "scratch" in text
+
+
+def test_the_reference_variant_plans_like_the_reference_kernel():
+    graph = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="reference")).graph
+    reference = choose_kernels(graph, load_target("mps3-an547"), "reference")
+    fast = choose_kernels(graph, load_target("mps3-an547"))
+    assert all(planning_differences(node, reference) == [] for node in graph.nodes)
+    scratch = [node for node in graph.nodes if fast.scratch_bytes(node) > 0]
+    assert scratch and all(any(r.startswith(f"scratch {fast.scratch_bytes(n)} B") for r in planning_differences(n, fast))
+                           for n in scratch)
+
+
+def test_an_unknown_kernel_preference_is_a_usage_error():
+    from mcudeploy.errors import UsageError
+    graph = deploy(shared_model(WAKEWORD), DeploymentOptions(kernels="reference")).graph
+    with pytest.raises(UsageError, match="fastest"):
+        choose_kernels(graph, load_target("mps3-an547"), "quickest")
