@@ -1,6 +1,6 @@
-"""Fast kernels at no arena cost (src/mcudeploy/plan/variant_arena.py): with kernels = auto a
+"""Fast kernels at no arena cost (src/mcudeploy/plan/variant_arena.py): with kernels = arena a
 fast variant stays only where the plan with it is no larger than the reference kernels' plan;
-fastest keeps them all and states the cost. Reference: plans made here independently, with
+auto (the default) keeps them all while the deployment fits and states the cost. Reference: plans made here independently, with
 the variants forced node by node (choose_kernels(forced=...)), and the generated code's calls."""
 from __future__ import annotations
 
@@ -22,25 +22,26 @@ MODELS = [WAKEWORD, "mlperf_tiny/dscnn_kws_int8.tflite", "mlperf_tiny/resnet8_in
 
 def _deployments(model: str, target: str) -> dict:
     return {kernels: deploy(shared_model(model), DeploymentOptions(target=target, kernels=kernels))
-            for kernels in ("auto", "fastest", "reference")}
+            for kernels in ("auto", "arena", "fastest", "reference")}
 
 
 @pytest.mark.parametrize("target", ["stm32h743", "mps3-an547"])
 @pytest.mark.parametrize("model", MODELS)
-def test_the_default_arena_is_never_above_the_reference_kernels(model, target):
+def test_kernels_arena_is_never_above_the_reference_kernels_and_auto_states_the_cost(model, target):
     runs = _deployments(model, target)
-    auto, fastest, reference = (runs[k].plan.arena_bytes for k in ("auto", "fastest", "reference"))
-    assert auto <= reference
-    decision = runs["auto"].kernel_arena
-    assert decision.fastest_arena == fastest and decision.plan.arena_bytes == auto
+    auto, arena, fastest, reference = (runs[k].plan.arena_bytes for k in ("auto", "arena", "fastest", "reference"))
+    assert arena <= reference and auto == fastest         # these all fit: auto runs every fast variant
+    decision = runs["arena"].kernel_arena
+    assert decision.fastest_arena == fastest and decision.plan.arena_bytes == arena
     if fastest > reference:          # the fast variants cost arena: some node fell back, named
         assert decision.reference_arena == reference and decision.fallbacks
         assert any("fell back to the reference kernel" in line for line in decision.lines())
+        assert f"the fast variants cost {fastest - reference} B" in "\n".join(runs["auto"].kernel_arena.lines())
 
 
 def test_each_fallback_names_the_arena_its_fast_variant_would_make():
     model, target = shared_model(WAKEWORD), load_target("mps3-an547")
-    deployment = deploy(model, DeploymentOptions(target="mps3-an547"))
+    deployment = deploy(model, DeploymentOptions(target="mps3-an547", kernels="arena"))
     decision = deployment.kernel_arena
     assert decision.fallbacks, "the wakeword's 15x1 depthwise band scratch costs arena on the M55"
     kept = {name: choice.variant for name, choice in deployment.kernels.choices.items() if choice.variant != "reference"}
@@ -49,7 +50,7 @@ def test_each_fallback_names_the_arena_its_fast_variant_would_make():
         assert choice.variant == "reference" and str(fallback.arena_with_it) in choice.reason
         # independently: the same deployment with this one node fast again, planned here
         forced = {name: "reference" for name in deployment.kernels.choices if name not in kept and name != fallback.node}
-        selection = choose_kernels(deployment.graph, target, "auto", forced={**forced, **kept,
+        selection = choose_kernels(deployment.graph, target, "arena", forced={**forced, **kept,
                                                                             fallback.node: fallback.variant})
         trial = plan_memory(deployment.graph, kernels=selection)
         assert trial.arena_bytes > decision.reference_arena
@@ -57,7 +58,7 @@ def test_each_fallback_names_the_arena_its_fast_variant_would_make():
 
 
 def test_codegen_and_estimate_read_the_decided_variants():
-    deployment = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547"))
+    deployment = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="arena"))
     network = generate_files(deployment)["network.c"]
     reference = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="reference"))
     costs = {layer.node: layer.instructions for layer in estimate(deployment).layers}
@@ -71,8 +72,9 @@ def test_codegen_and_estimate_read_the_decided_variants():
     assert len([line for line in generate_files(fastest)["network.c"].splitlines() if "_mve(" in line]) > len(calls)
 
 
-def test_fastest_keeps_every_fast_variant_and_states_the_cost():
-    fastest = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="fastest"))
+@pytest.mark.parametrize("kernels", ["auto", "fastest"])
+def test_fast_variants_kept_with_their_cost_stated(kernels):
+    fastest = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels=kernels))
     reference = deploy(shared_model(WAKEWORD), DeploymentOptions(target="mps3-an547", kernels="reference"))
     cost = fastest.plan.arena_bytes - reference.plan.arena_bytes
     assert cost > 0 and fastest.kernels.counts() == choose_kernels(fastest.graph, load_target("mps3-an547")).counts()

@@ -21,15 +21,14 @@ Straight line, ``ir.verify`` between the graph stages:
    mcudeploy's CPU code by default, every node on the CPU; ``vendor-npu``: the NPU nodes
    run by the vendor's NPU compiler);
 4. **kernels**: the variant of every node from the target's core
-   (:func:`~mcudeploy.kernels.choose_kernels`); with ``kernels = auto`` (the default) a fast
-   variant stays only where it costs no arena over the reference kernels, decided by plans
-   (:func:`~mcudeploy.plan.variant_arena.choose_for_arena`; ``fastest`` keeps every fast
-   variant and states the cost);
+   (:func:`~mcudeploy.kernels.choose_kernels`), and what the fast ones cost in arena over the
+   reference kernels, decided by plans (:func:`~mcudeploy.plan.variant_arena.choose_for_arena`;
+   ``kernels = arena`` keeps only the fast variants that cost none);
 5. **plan**: order, liveness, proved reuse, offsets (:func:`~mcudeploy.plan.memory_plan.
    plan_memory`, with the chosen variants' scratch and overlap rules); when the optimised
-   variants are what breaks the fit (their scratch, their stricter overlap), the reference
-   kernels are planned instead and the deployment says so (speed first, never at the cost
-   of a fit);
+   variants are what breaks the fit (their scratch, their stricter overlap), fewer of them
+   run (``auto``: first those that cost no arena, then none) and the deployment says so
+   (speed first, never at the cost of a fit);
 6. **place**: the regions of the arena, the fixed items and the weights, once
    (:func:`~mcudeploy.plan.placement.place_regions`), written into the plan;
 7. **ledger**: every byte per region against capacity, and the fit verdict.
@@ -127,35 +126,62 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
         hardware = map_graph(deployed, target, options.force_cpu)
         mapping = executed_mapping(hardware, options.executor, target)
     kernels, kernel_arena = _kernels_for_arena(deployed, target, options, transform)
-    plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform,
-                                              kernel_arena.plan if kernel_arena else None)
+    placed = _plan_and_place(deployed, kernels, target, options, transform,
+                             kernel_arena.plan if kernel_arena else None)
     warnings = transform.warnings()
-    if not ledger.fits and options.kernels != "reference" and set(kernels.counts()) != {"reference"}:
-        # 5b. the fast variants' scratch and their stricter overlap rules cost arena bytes: when
-        #     they are what breaks the fit, the portable kernels run instead (a deployment that
-        #     fits beats a faster one that does not), and the record says so
-        reference = choose_kernels(deployed, target, "reference")
-        fallback = _plan_and_place(deployed, reference, target, options, transform)
-        if fallback[2].fits:
-            kernels, (plan, _placement, ledger), kernel_arena = reference, fallback, None
-            warnings.append("the optimised kernel variants need more arena than fits; the reference "
-                            f"kernels run instead (arena {plan.arena_bytes} bytes)")
+    if not placed[2].fits and options.kernels in ("auto", "arena") and set(kernels.counts()) != {"reference"}:
+        kernels, placed, kernel_arena, warning = _fit_with_fewer_fast_variants(deployed, target, options,
+                                                                               transform, kernels, kernel_arena)
+        warnings += [warning] if warning else []
+    plan, _placement, ledger = placed
     npu_mapping = hardware if target is not None and target.npu is not None else None
     return Deployment(source, deployed, kind, target, options, mapping, kernels, plan, ledger,
                       warnings=warnings, memory_transform=transform, npu_mapping=npu_mapping,
                       kernel_arena=kernel_arena)
 
 
+def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, options: DeploymentOptions,
+                                  transform: MemoryTransform, kernels: KernelSelection,
+                                  decision: VariantArena | None) -> tuple:
+    """Step 5b: the fast variants' scratch and stricter overlap rules cost arena bytes; when they
+    are what breaks the fit, fewer of them run (a deployment that fits beats a faster one that
+    does not), and the record says so: with ``auto`` first the fast variants that cost no arena
+    (``arena``), then the reference kernels everywhere. Returns (kernels, placed, decision,
+    warning or None); unchanged when nothing fits better."""
+    fastest = choose_kernels(deployed, target, options.kernels)
+    if options.kernels == "auto" and decision is not None and decision.costly:
+        arena_first = _decide(deployed, fastest, "arena", options, transform)
+        placed = _plan_and_place(deployed, arena_first.selection, target, options, transform, arena_first.plan)
+        if placed[2].fits:
+            return (arena_first.selection, placed, arena_first,
+                    f"every fast kernel variant needs {decision.plan.arena_bytes} bytes of arena, more than fits; "
+                    f"{len(arena_first.fallbacks)} node(s) run the reference kernel instead (arena "
+                    f"{placed[0].arena_bytes} bytes, as kernels.variant = arena)")
+    reference = choose_kernels(deployed, target, "reference")
+    placed = _plan_and_place(deployed, reference, target, options, transform)
+    if not placed[2].fits:
+        return kernels, _plan_and_place(deployed, kernels, target, options, transform,
+                                        decision.plan if decision else None), decision, None
+    return (reference, placed, None, "the optimised kernel variants need more arena than fits; the reference "
+                                     f"kernels run instead (arena {placed[0].arena_bytes} bytes)")
+
+
+def _decide(deployed: Graph, fastest: KernelSelection, preference: str, options: DeploymentOptions,
+            transform: MemoryTransform) -> VariantArena:
+    arguments = plan_arguments(options)
+    return choose_for_arena(deployed, fastest, preference, lambda selection: plan_memory(
+        deployed, kernels=selection, external=transform.external, **arguments))
+
+
 def _kernels_for_arena(deployed: Graph, target: Target | None, options: DeploymentOptions,
                        transform: MemoryTransform) -> tuple[KernelSelection, VariantArena | None]:
-    """Step 4: the variant of every node; with ``auto`` the fast ones where they cost no arena
-    (:mod:`~mcudeploy.plan.variant_arena`, planned with the deployment's own plan options)."""
+    """Step 4: the variant of every node, and what the fast ones cost in arena; with ``arena``
+    only the fast ones that cost none (:mod:`~mcudeploy.plan.variant_arena`, planned with the
+    deployment's own plan options)."""
     kernels = choose_kernels(deployed, target, options.kernels)
     if options.kernels == "reference" or set(kernels.counts()) == {"reference"}:
         return kernels, None
-    arguments = plan_arguments(options)
-    decision = choose_for_arena(deployed, kernels, options.kernels, lambda selection: plan_memory(
-        deployed, kernels=selection, external=transform.external, **arguments))
+    decision = _decide(deployed, kernels, options.kernels, options, transform)
     return decision.selection, decision
 
 

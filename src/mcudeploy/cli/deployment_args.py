@@ -54,9 +54,9 @@ def add_deployment_arguments(parser: argparse.ArgumentParser, *, target_required
     group.add_argument("--weights-in-flash", dest="weights", action="store_const", const="flash",
                        help="never copy weights to RAM, even from slow external flash")
     group.add_argument("--kernels", choices=KERNEL_PREFERENCES,
-                       help="kernel variants: auto (the fastest the core runs wherever it costs no arena "
-                            "over the reference kernels, default), fastest (everywhere, arena cost stated) "
-                            "or reference")
+                       help="kernel variants: auto (the fastest the core runs while the deployment fits, "
+                            "else only where they cost no arena; default), arena (fast only where they cost no "
+                            "arena over the reference kernels), fastest (everywhere, fit or not) or reference")
 
 
 def deployment_options(args: argparse.Namespace) -> DeploymentOptions:

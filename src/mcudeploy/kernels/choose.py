@@ -1,10 +1,11 @@
 """Choose the kernel variant of every node: the plan's decision, made once, with a reason.
 
 Input: a graph, an optional target (its core decides what runs) and a preference
-(``"auto"`` and ``"fastest"``: the highest-ranked variant the core runs and that accepts
-the node; ``"reference"``: the portable kernels everywhere). ``"auto"`` and ``"fastest"``
-differ in the plan only: with ``"auto"`` the driver keeps a fast variant only where it costs
-no arena over the reference kernels (:mod:`mcudeploy.plan.variant_arena`). Output: a :class:`KernelSelection`
+(``"auto"``, ``"arena"``, ``"fastest"``: the highest-ranked variant the core runs and that
+accepts the node; ``"reference"``: the portable kernels everywhere). The first three differ
+in the plan only: the driver then moves nodes whose fast variant costs arena back to the
+reference kernel (``"arena"`` always, ``"auto"`` when the deployment does not fit otherwise;
+:mod:`mcudeploy.plan.variant_arena`). Output: a :class:`KernelSelection`
 (one :class:`KernelChoice` per node) that the planner asks for scratch bytes and reuse
 rules (overlap, strided output), the estimator for costs, and the code generator for the
 function to call.

@@ -2,11 +2,11 @@
 
     choose_for_arena(graph, fastest, preference, planner) -> VariantArena
 
-Input: the graph, the fastest selection (:func:`~mcudeploy.kernels.choose_kernels` with
-``"auto"`` or ``"fastest"``), the preference, and ``planner(selection) -> MemoryPlan`` (the
-deployment's own :func:`~.memory_plan.plan_memory` keywords). Output: :class:`VariantArena`,
-the selection the deployment runs (codegen, estimate and plan read the same one), its plan,
-and the decision in words (``plan`` prints :meth:`VariantArena.lines`).
+Input: the graph, the fastest selection (:func:`~mcudeploy.kernels.choose_kernels`), the
+preference (``kernels.variant``), and ``planner(selection) -> MemoryPlan`` (the deployment's
+own :func:`~.memory_plan.plan_memory` keywords). Output: :class:`VariantArena`, the selection
+the deployment runs (codegen, estimate and plan read the same one), its plan, and the
+decision in words (``plan`` prints :meth:`VariantArena.lines`).
 
 A variant plans differently from the reference kernel only through its scratch bytes, its
 overlap rule and its strided output (:func:`~mcudeploy.kernels.planning_rules.planning_differences`);
@@ -15,9 +15,10 @@ Scratch is an arena buffer alive at its node's step only (:mod:`.liveness`), so 
 node's scratch may well sit in dead space: only a plan says whether it costs bytes.
 
 1. plan F, the fastest selection. No costly node: F is kept;
-2. plan R, the reference kernels everywhere. F <= R, or ``fastest``: F is kept (``fastest``
-   states ``F - R`` and the rules of the costly nodes);
-3. otherwise plan M, every costly node on the reference kernel (free nodes answer like the
+2. plan R, the reference kernels everywhere. F <= R, or the preference is ``auto`` /
+   ``fastest``: F is kept, and the decision states ``F - R`` with the rules of the costly
+   nodes (``auto``: the driver keeps F while the deployment fits, else asks for ``arena``);
+3. ``arena``: plan M, every costly node on the reference kernel (free nodes answer like the
    reference kernel or more permissively, so M is R's problem or an easier one); then,
    largest MACC first, each costly node goes back to its fast variant when the plan with it
    stays at ``arena <= R``; a node that would raise it stays on the reference kernel, and
@@ -25,7 +26,7 @@ node's scratch may well sit in dead space: only a plan says whether it costs byt
    :data:`MAX_TRIALS` such plans (the rest stay on the reference kernel, said so). Should M
    itself exceed R (the allocator is a heuristic), the reference kernels run everywhere.
 
-So ``arena(auto) <= arena(reference)`` by construction.
+So with ``arena``, ``arena(plan) <= arena(reference kernels)`` by construction.
 """
 from __future__ import annotations
 
@@ -75,15 +76,17 @@ class VariantArena:
             return ["kernel variants: every fast variant plans like the reference kernel (no arena cost)"]
         head = (f"kernel variants: arena {arena} B, {self.reference_arena} B with the reference kernels, "
                 f"{self.fastest_arena} B with every fast variant")
-        if self.preference == "fastest" and self.reference_arena is not None and arena > self.reference_arena:
-            return [head + f"; the fast variants cost {arena - self.reference_arena} B, accepted by "
-                           "kernels.variant = fastest (auto keeps the reference kernels' arena); their rules:",
+        if self.reference_arena is not None and arena > self.reference_arena:
+            accepted = ("kernels.variant = auto: the deployment fits" if self.preference == "auto"
+                        else f"kernels.variant = {self.preference}")
+            return [head + f"; the fast variants cost {arena - self.reference_arena} B, accepted by {accepted} "
+                           "(kernels.variant = arena keeps the reference kernels' arena, slower); their rules:",
                     *(f"  {c.node} ({c.variant}): {', '.join(c.rules)}" for c in self.costly)]
         if not self.fallbacks:
             return [head + f"; the fast variants cost no arena ({len(self.costly)} with their own scratch / "
                            "overlap rules fit the dead space)"]
         lines = [head + f"; {len(self.fallbacks)} node(s) fell back to the reference kernel to save arena "
-                        "(kernels.variant = fastest keeps them fast):"]
+                        f"(kernels.variant = {self.preference}; fastest keeps them fast):"]
         for costly in self.fallbacks:
             if costly.arena_with_it is None:
                 lines.append(f"  {costly.node}: {costly.variant} not tried (more than {MAX_TRIALS} costly nodes)")
@@ -115,7 +118,7 @@ def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, pl
     everywhere = _fallback(fastest, [n.name for n in graph.nodes], "reference: no variant keeps the arena at the "
                                                                      "reference kernels' (plan/variant_arena.py)")
     reference_plan = planner(everywhere)
-    if fastest_plan.arena_bytes <= reference_plan.arena_bytes or preference == "fastest":
+    if fastest_plan.arena_bytes <= reference_plan.arena_bytes or preference != "arena":
         return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes, reference_plan.arena_bytes,
                             [record(node, True) for node in costly])
     mixed = _fallback(fastest, [n.name for n in costly], "reference: its fast variant costs arena")
@@ -151,7 +154,7 @@ def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, Mem
             decided[node.name] = record(node, False, trial_plan.arena_bytes)
     reasons = {c.node: (REFERENCE, f"reference: {c.variant} would make the arena {c.arena_with_it} B, the "
                                    f"reference kernels' {reference} B ({', '.join(c.rules)}); "
-                                   "kernels.variant = fastest keeps it")
+                                   "kernels.variant = auto or fastest keeps it")
                for c in decided.values() if not c.kept and c.arena_with_it is not None}
     selection = selection.with_variants(reasons)
     logger.info("kernel variants: %d of %d costly nodes fell back to the reference kernel",
