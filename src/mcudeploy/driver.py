@@ -31,7 +31,9 @@ Straight line, ``ir.verify`` between the graph stages:
    (speed first, never at the cost of a fit);
 6. **place**: the regions of the arena, the fixed items and the weights, once
    (:func:`~mcudeploy.plan.placement.place_regions`), written into the plan;
-7. **ledger**: every byte per region against capacity, and the fit verdict.
+7. **ledger**: every byte per region against capacity, and the fit verdict; the weights as
+   the arrays the code generator will write (:mod:`~mcudeploy.kernels.emitted_arrays`: the
+   variants' layouts and the requantization arrays, from the integer parameters).
 
 The integer parameters of every node (what the C code copies) are computed on first use
 (:attr:`Deployment.params`): planning, estimating and searching do not need them.
@@ -47,10 +49,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .deployment import Deployment
-from .errors import UsageError
+from .errors import McuDeployError, UsageError
 from .importers import InputShapes, load_model
 from .ir import Graph, precision, verify
 from .kernels import choose_kernels
+from .kernels.emitted_arrays import emitted_arrays, stored_sizes
 from .mapping import CPU, Partition, check_executor, executed_mapping, map_graph, partition_graph
 from .options import DeploymentOptions
 from .passes.fold_pads import FoldPads
@@ -126,23 +129,24 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
         hardware = map_graph(deployed, target, options.force_cpu)
         mapping = executed_mapping(hardware, options.executor, target)
     kernels, kernel_arena = _kernels_for_arena(deployed, target, options, transform)
+    params = integer_params(deployed)
     placed = _plan_and_place(deployed, kernels, target, options, transform,
-                             kernel_arena.plan if kernel_arena else None)
+                             kernel_arena.plan if kernel_arena else None, params)
     warnings = transform.warnings()
     if not placed[2].fits and options.kernels in ("auto", "arena") and set(kernels.counts()) != {"reference"}:
-        kernels, placed, kernel_arena, warning = _fit_with_fewer_fast_variants(deployed, target, options,
-                                                                               transform, kernels, kernel_arena)
+        kernels, placed, kernel_arena, warning = _fit_with_fewer_fast_variants(deployed, target, options, transform,
+                                                                               kernels, kernel_arena, params)
         warnings += [warning] if warning else []
     plan, _placement, ledger = placed
     npu_mapping = hardware if target is not None and target.npu is not None else None
     return Deployment(source, deployed, kind, target, options, mapping, kernels, plan, ledger,
-                      warnings=warnings, memory_transform=transform, npu_mapping=npu_mapping,
+                      warnings=warnings, _params=params, memory_transform=transform, npu_mapping=npu_mapping,
                       kernel_arena=kernel_arena)
 
 
 def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, options: DeploymentOptions,
                                   transform: MemoryTransform, kernels: KernelSelection,
-                                  decision: VariantArena | None) -> tuple:
+                                  decision: VariantArena | None, params: dict | None) -> tuple:
     """Step 5b: the fast variants' scratch and stricter overlap rules cost arena bytes; when they
     are what breaks the fit, fewer of them run (a deployment that fits beats a faster one that
     does not), and the record says so: with ``auto`` first the fast variants that cost no arena
@@ -151,17 +155,18 @@ def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, option
     fastest = choose_kernels(deployed, target, options.kernels)
     if options.kernels == "auto" and decision is not None and decision.costly:
         arena_first = _decide(deployed, fastest, "arena", options, transform)
-        placed = _plan_and_place(deployed, arena_first.selection, target, options, transform, arena_first.plan)
+        placed = _plan_and_place(deployed, arena_first.selection, target, options, transform, arena_first.plan,
+                                 params)
         if placed[2].fits:
             return (arena_first.selection, placed, arena_first,
                     f"every fast kernel variant needs {decision.plan.arena_bytes} bytes of arena, more than fits; "
                     f"{len(arena_first.fallbacks)} node(s) run the reference kernel instead (arena "
                     f"{placed[0].arena_bytes} bytes, as kernels.variant = arena)")
     reference = choose_kernels(deployed, target, "reference")
-    placed = _plan_and_place(deployed, reference, target, options, transform)
+    placed = _plan_and_place(deployed, reference, target, options, transform, params=params)
     if not placed[2].fits:
         return kernels, _plan_and_place(deployed, kernels, target, options, transform,
-                                        decision.plan if decision else None), decision, None
+                                        decision.plan if decision else None, params), decision, None
     return (reference, placed, None, "the optimised kernel variants need more arena than fits; the reference "
                                      f"kernels run instead (arena {placed[0].arena_bytes} bytes)")
 
@@ -210,13 +215,32 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
 
 
 def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | None, options: DeploymentOptions,
-                    transform: MemoryTransform, planned: MemoryPlan | None = None,
+                    transform: MemoryTransform, planned: MemoryPlan | None = None, params: dict | None = None,
                     ) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
-    """Steps 5-7: plan (unless ``planned``, the plan of ``kernels`` already made), place, ledger."""
+    """Steps 5-7: plan (unless ``planned``, the plan of ``kernels`` already made), place, ledger
+    (its weights as compiled, from the graph's integer parameters: :func:`integer_params`)."""
+
     plan = planned if planned is not None else plan_memory(deployed, kernels=kernels, external=transform.external,
                                                            **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)
-    placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan)
+    sizes = stored_sizes(deployed, kernels, params) if params is not None else None
+    placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan,
+                               weight_sizes=sizes)
                  if target is not None else no_target_placement(deployed, plan.arena_bytes, fixed, plan.external_bytes))
     plan = plan.with_placement(placement)
-    return plan, placement, build_ledger(deployed, plan, placement, target, options)
+    arrays = emitted_arrays(deployed, kernels, params, placement.weights) if params is not None else None
+    return plan, placement, build_ledger(deployed, plan, placement, target, options, arrays)
+
+
+def integer_params(graph: Graph) -> dict | None:
+    """The prepared integer parameters of a full-integer graph (what the C code copies,
+    :func:`~mcudeploy.reference.int_executor.prepare_graph`; computed once per deployment), or
+    None: a model that is not full-integer, or that the integer kernels cannot prepare (no C
+    code either; the ledger then counts the graph's constants)."""
+    if precision(graph) != "integer":
+        return None
+    from .reference.int_executor import prepare_graph   # not needed to plan a float model
+    try:
+        return prepare_graph(graph)
+    except McuDeployError:
+        return None
