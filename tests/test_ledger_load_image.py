@@ -1,7 +1,9 @@
-"""Flash counts the load image of the weights copied to RAM (plan/ledger.py): the start-up code
-copies them from flash, so they are in flash too. Reference: the cross compiler's sections of the
-generated network_data.c (arm-none-eabi-gcc; the writable ``.data.mcu_weights.*`` sections are
-what the linker puts ``AT > FLASH``)."""
+"""The ledger's weights are the compiled arrays (plan/ledger.py, kernels/emitted_arrays.py: the
+kernel variants' layouts and the per-channel requantization arrays included), and flash counts the
+load image of the weights copied to RAM: the start-up code copies them from flash, so they are in
+flash too. Reference: the arrays of the generated network_data.c, read from its text and compiled
+by the cross compiler (arm-none-eabi-gcc; the writable ``.data.mcu_weights.*`` sections are what
+the linker puts ``AT > FLASH``)."""
 from __future__ import annotations
 
 import shutil
@@ -67,3 +69,31 @@ def test_the_weight_lines_are_what_the_cross_compiler_emits(tmp_path, weights):
     assert sum(b for region, b in lines.items() if region not in writable) == padded("rR")   # .rodata: flash
     if weights == "ram":
         assert _flash_lines(deployment, "octoFlash")["weights (load image)"] == padded("dD")
+
+
+C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4, "float": 4,
+           "int64_t": 8, "double": 8}
+
+
+def _written_bytes(deployment) -> dict[str, int]:
+    """Section -> bytes of the arrays generate writes in network_data.c, each rounded up to
+    its 16-byte alignment (read from the C text, no compiler needed)."""
+    import re
+    text = generate_files(deployment)["network_data.c"]
+    sections: dict[str, int] = {}
+    for ctype, count, section in re.findall(r'^const (\w+) \w+\[(\d+)\] NETWORK_PLACE\("([^"]+)"\)', text, re.M):
+        sections[section] = sections.get(section, 0) + -(-C_SIZES[ctype] * int(count) // 16) * 16
+    return sections
+
+
+@pytest.mark.parametrize("model, target, weights", [
+    (VWW, "stm32n6", "ram"), (VWW, "stm32h743", "auto"), ("mlperf_tiny/resnet8_int8.tflite", "mps3-an547", "auto"),
+    ("mlperf_tiny/dscnn_kws_int8.tflite", "stm32f407", "ram"), ("tflite_micro/micro_speech_int8.tflite", None, "auto")])
+def test_each_weight_line_equals_the_arrays_generate_writes(model, target, weights):
+    from mcudeploy.codegen.emit_data import section_of
+    deployment = deploy(shared_int8(model), DeploymentOptions(target=target, weights=weights))
+    written = _written_bytes(deployment)
+    lines = {line.region: line.bytes for line in deployment.ledger.lines if line.item == "weights"}
+    by_section = {section_of(deployment.target, region).section: size for region, size in lines.items() if size}
+    assert by_section == written
+    assert any("requantization" in line.note and line.bytes for line in deployment.ledger.lines)
