@@ -14,7 +14,9 @@ a node whose variant answers those like the reference kernel is *free*, any othe
 Scratch is an arena buffer alive at its node's step only (:mod:`.liveness`), so a costly
 node's scratch may well sit in dead space: only a plan says whether it costs bytes.
 
-1. plan F, the fastest selection. No costly node: F is kept;
+1. plan F, the fastest selection, each variant's safe overlap distance chosen per node
+   (:mod:`.overlap_choice`: the allocator is not monotone in the distances). No costly node:
+   F is kept;
 2. plan R, the reference kernels everywhere. F <= R, or the preference is ``auto`` /
    ``fastest``: F is kept, and the decision states ``F - R`` with the rules of the costly
    nodes (``auto``: the driver keeps F while the deployment fits, else asks for ``arena``);
@@ -38,6 +40,7 @@ from ..ir import Graph, get_op
 from ..kernels import REFERENCE, KernelSelection
 from ..kernels.planning_rules import planning_differences
 from .memory_plan import MemoryPlan
+from .overlap_choice import choose_proofs
 
 logger = logging.getLogger(__name__)
 MAX_TRIALS = 32
@@ -107,9 +110,9 @@ def _fallback(selection: KernelSelection, names: list[str], reason: str) -> Kern
 
 def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, planner: Planner) -> VariantArena:
     """The selection and plan of ``graph`` under ``preference`` (module docstring)."""
+    fastest, fastest_plan = choose_proofs(graph, fastest, planner(fastest), planner)
     rules = {node.name: tuple(planning_differences(node, fastest)) for node in graph.nodes}
     costly = [node for node in graph.nodes if rules[node.name]]
-    fastest_plan = planner(fastest)
 
     def record(node, kept: bool, arena: int | None = None) -> CostlyNode:
         return CostlyNode(node.name, fastest.choices[node.name].variant, rules[node.name], kept, arena)
