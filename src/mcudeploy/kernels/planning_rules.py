@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from .choose import KernelSelection
 
 
+def _input_text(value) -> str:
+    """An input by its producer's name (TFLite's fused tensor names run to hundreds of characters)."""
+    return f"the output of {value.producer.name}" if value.producer is not None else value.name
+
+
 def _overlap_difference(node: Node, selection: KernelSelection) -> list[str]:
     differences = []
     for value in node.inputs:
@@ -36,11 +41,11 @@ def _overlap_difference(node: Node, selection: KernelSelection) -> list[str]:
         if fast == reference or isinstance(reference, str):
             continue        # equal, or the reference kernel cannot overlap either
         if isinstance(fast, str):
-            differences.append(f"overlap with {value.name} refused ({fast}) where the reference kernel "
-                               f"allows distance {reference} B")
+            differences.append(f"overlap with {_input_text(value)} refused ({fast}) where the reference "
+                               f"kernel allows distance {reference} B")
         elif fast > reference:
-            differences.append(f"overlap with {value.name} needs distance {fast} B, the reference kernel "
-                               f"{reference} B")
+            differences.append(f"overlap with {_input_text(value)} needs distance {fast} B, the reference "
+                               f"kernel {reference} B")
     return differences
 
 

@@ -22,8 +22,8 @@ node's scratch may well sit in dead space: only a plan says whether it costs byt
    nodes (``auto``: the driver keeps F while the deployment fits, else asks for ``arena``);
 3. ``arena``: plan M, every costly node on the reference kernel (free nodes answer like the
    reference kernel or more permissively, so M is R's problem or an easier one); then,
-   largest MACC first, each costly node goes back to its fast variant when the plan with it
-   stays at ``arena <= R``; a node that would raise it stays on the reference kernel, and
+   largest MACC first, each costly node goes back to its fast variant (on the safe overlap
+   distance that packs smallest) when the plan with it stays at ``arena <= R``; a node that would raise it stays on the reference kernel, and
    the decision names it with the arena it would have made and its rule. At most
    :data:`MAX_TRIALS` such plans (the rest stay on the reference kernel, said so). Should M
    itself exceed R (the allocator is a heuristic), the reference kernels run everywhere.
@@ -40,7 +40,7 @@ from ..ir import Graph, get_op
 from ..kernels import REFERENCE, KernelSelection
 from ..kernels.planning_rules import planning_differences
 from .memory_plan import MemoryPlan
-from .overlap_choice import choose_proofs
+from .overlap_choice import choose_proofs, proof_options
 
 logger = logging.getLogger(__name__)
 MAX_TRIALS = 32
@@ -147,9 +147,13 @@ def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, Mem
         if index >= MAX_TRIALS:
             decided[node.name] = record(node, False)
             continue
-        variant = fastest.variant(node)
-        trial = selection.with_variants({node.name: (variant, fastest.choices[node.name].reason)})
-        trial_plan = planner(trial)
+        smallest = None
+        for variant in proof_options(node, fastest) or [fastest.variant(node)]:   # each safe distance
+            trial = selection.with_variants({node.name: (variant, fastest.choices[node.name].reason)})
+            trial_plan = planner(trial)
+            if smallest is None or trial_plan.arena_bytes < smallest[1].arena_bytes:
+                smallest = trial, trial_plan
+        trial, trial_plan = smallest
         if trial_plan.arena_bytes <= reference:
             selection, plan = trial, trial_plan
             decided[node.name] = record(node, True, trial_plan.arena_bytes)
