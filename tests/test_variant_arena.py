@@ -101,17 +101,17 @@ def test_an_unknown_kernel_preference_is_a_usage_error():
 
 @pytest.mark.parametrize("model", [WAKEWORD, "mlperf_tiny/dscnn_kws_int8.tflite", "mlperf_tiny/mobilenetv1_vww_int8.tflite"])
 def test_each_depthwise_keeps_the_overlap_distance_that_packs_smaller(model):
-    """mve-depthwise offers its exact band distance and the stricter pixel-order one
-    (overlap_alternatives); the plan is never larger than with either everywhere."""
+    """mve-depthwise offers the pixel-order distance (safe on both paths) and the exact band
+    distance (overlap_alternatives); the plan is never larger than with either everywhere."""
     from mcudeploy.kernels.mve import MVE_DEPTHWISE, band_overlap, depthwise_overlap
     target = load_target("stm32n6")
     deployment = deploy(shared_model(model), DeploymentOptions(target="stm32n6", kernels="fastest"))
     graph, kernels = deployment.graph, deployment.kernels
     depthwise = [n for n in graph.nodes if kernels.choices[n.name].variant == "mve-depthwise"]
-    assert depthwise and MVE_DEPTHWISE.overlap_proof is band_overlap
+    assert depthwise and MVE_DEPTHWISE.overlap_alternatives == (band_overlap,)
     fastest = choose_kernels(graph, target, "fastest")
-    exact = plan_memory(graph, kernels=fastest).arena_bytes
-    strict = plan_memory(graph, kernels=fastest.with_variants(
+    strict = plan_memory(graph, kernels=fastest).arena_bytes
+    exact = plan_memory(graph, kernels=fastest.with_variants(
         {n.name: (MVE_DEPTHWISE.with_alternative(0), "") for n in depthwise})).arena_bytes
     assert deployment.plan.arena_bytes <= min(exact, strict)
     for node in depthwise:      # whichever rule was kept, it is one of the two safe distances

@@ -11,11 +11,12 @@ the reference loop is). Variants are data, registered in :mod:`.catalogue`.
 :mod:`mcudeploy.kernels.overlap` hold for this variant too), ``"in-place"`` (only full in-place
 reuse of elementwise kernels, distance 0), ``"proved"`` (the variant's own
 ``overlap_proof(node, value)``, from its access order, gives the distance) or ``"none"``.
-``overlap_alternatives`` (with ``"proved"``): other safe distances, each at least the proof's
-for every node (a stricter access-order model); the planner may plan any of them instead
-(:mod:`mcudeploy.plan.variant_arena` keeps the one with the smaller arena: the pair-aware
-allocator is not monotone in the distances, so the most permissive proof is not always the
-best packing). ``rank``: larger is faster; :mod:`.choose` takes the highest-ranked variant that the core
+``overlap_alternatives`` (with ``"proved"``): other proofs of the same kernel, each safe for
+every node (e.g. exact for the path the kernel takes, where ``overlap_proof`` is a rule safe on
+every path); the final plan may use any of them instead (:mod:`mcudeploy.plan.overlap_choice`
+keeps, per node, the one with the smaller arena: the pair-aware allocator is not monotone in
+the distances, so the most permissive one is not always the best packing). Everything else
+that plans (the memory transformations' candidates) uses ``overlap_proof``. ``rank``: larger is faster; :mod:`.choose` takes the highest-ranked variant that the core
 runs and that accepts the node.
 
 Optimised variants may read their constants in another layout than the graph's:
@@ -69,7 +70,7 @@ class KernelVariant:
     prepare_constants: Callable[[Node, Any], dict[int, np.ndarray]] | None = None
     scratch_check: Callable[[str], str] | None = None  # layer symbol -> C scratch-size expression
     overlap_proof: Callable[[Node, Value], int | str] | None = None   # with overlap = "proved"
-    overlap_alternatives: tuple[Callable[[Node, Value], int | str], ...] = ()   # stricter safe distances
+    overlap_alternatives: tuple[Callable[[Node, Value], int | str], ...] = ()   # other safe proofs
 
     def __post_init__(self) -> None:
         if self.overlap not in OVERLAP_RULES:

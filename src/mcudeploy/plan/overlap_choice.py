@@ -2,16 +2,16 @@
 
     choose_proofs(graph, selection, plan, planner) -> (selection, plan)
 
-Input: a kernel selection whose variants may offer ``overlap_alternatives`` (stricter safe
-distances, :class:`~mcudeploy.kernels.KernelVariant`), its plan and ``planner(selection) ->
-MemoryPlan``. Output: the selection with one distance rule per such node, and its plan.
+Input: a kernel selection whose variants may offer ``overlap_alternatives`` (other safe
+proofs, :class:`~mcudeploy.kernels.KernelVariant`), its plan and ``planner(selection) ->
+MemoryPlan``. Output: the selection with one proof per such node, and its plan.
 
-Any distance at least the proved one is safe, and the pair-aware allocator
-(:mod:`.paired_greedy`) is not monotone in the distances (the most permissive proof can pack
-worse), so the rule is searched: every node on its exact proof (the given plan), every node on
-its first alternative, the smaller of the two kept; then, largest MACC first, each node
-switched to its other options, kept when the arena shrinks. At most :data:`MAX_TRIALS` plans.
-The variant (kernel, scratch, layouts) never changes, only the distance the planner is given.
+Every proof is safe, and the pair-aware allocator (:mod:`.paired_greedy`) is not monotone in
+the distances (the most permissive proof can pack worse), so the rule is searched: every node
+on its main proof (the given plan), every node on its first alternative, the smaller of the two
+kept; then, largest MACC first, each node switched to its other options, kept when the arena
+shrinks. At most :data:`MAX_TRIALS` plans. The variant (kernel, scratch, layouts) never
+changes, only the distance the planner is given.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ MAX_TRIALS = 32
 
 
 def proof_options(node: Node, selection: KernelSelection) -> list[KernelVariant]:
-    """The node's variant on each of its safe distances (exact proof first); [] when it has no
+    """The node's variant on each of its safe proofs (main proof first); [] when it has no
     alternative."""
     base = variant_named(node.op, selection.choices[node.name].variant)
     if not base.overlap_alternatives:
@@ -41,12 +41,12 @@ def choose_proofs(graph: Graph, selection: KernelSelection, plan: MemoryPlan, pl
 
     def using(base: KernelSelection, name: str, variant: KernelVariant) -> KernelSelection:
         return base.with_variants({name: (variant, base.choices[name].reason)})
-    strict = selection
+    other = selection
     for node in nodes:
-        strict = using(strict, node.name, options[node.name][1])
-    strict_plan = planner(strict)
-    if strict_plan.arena_bytes < plan.arena_bytes:
-        selection, plan = strict, strict_plan
+        other = using(other, node.name, options[node.name][1])
+    other_plan = planner(other)
+    if other_plan.arena_bytes < plan.arena_bytes:
+        selection, plan = other, other_plan
     trials = 1
     for node in nodes:
         for variant in options[node.name]:
