@@ -101,7 +101,7 @@ def render(rows: list[dict], command: str, seconds: float, load: tuple[float, fl
         f"{platform.python_version()}, {platform.machine()}; machine load (1/5/15 min) "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.", "",
         "`reference`: the portable kernels everywhere; default (`auto`): every fast variant the core runs "
-        "while the deployment fits (else first only those that cost no arena, then none); `--kernels arena`: "
+        "while the deployment fits (else the fewest fall back that make it fit, then all); `--kernels arena`: "
         "a fast variant only where the plan with it is no larger than the reference kernels' "
         "(src/mcudeploy/plan/variant_arena.py). Instructions and latency are the estimator's (shipped "
         "instruction model), not measurements.", "",

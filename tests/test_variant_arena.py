@@ -117,3 +117,16 @@ def test_each_depthwise_keeps_the_overlap_distance_that_packs_smaller(model):
     for node in depthwise:      # whichever rule was kept, it is one of the two safe distances
         distance = kernels.overlap_distance(node, node.inputs[0])
         assert distance in (band_overlap(node, node.inputs[0]), depthwise_overlap(node, node.inputs[0]))
+
+
+def test_when_the_fast_variants_do_not_fit_only_as_many_fall_back_as_the_fit_needs():
+    path = shared_model("mlperf_tiny/mobilenetv1_vww_int8.tflite")
+    tight = dict(target="stm32h743", activation_region="DTCM", sram_limit=37800)   # reference 36896, fastest 38784
+    fastest = deploy(path, DeploymentOptions(**tight, kernels="fastest"))
+    default = deploy(path, DeploymentOptions(**tight))
+    arena_first = deploy(path, DeploymentOptions(**tight, kernels="arena"))
+    assert not fastest.fits and default.fits and arena_first.fits
+    fallbacks = default.kernel_arena.fallbacks
+    assert 0 < len(fallbacks) < len(arena_first.kernel_arena.fallbacks)
+    assert default.kernel_arena.rule == "the deployment fits" and any("fewest" in w for w in default.warnings)
+    assert arena_first.plan.arena_bytes <= default.plan.arena_bytes <= 37800

@@ -27,7 +27,7 @@ Straight line, ``ir.verify`` between the graph stages:
 5. **plan**: order, liveness, proved reuse, offsets (:func:`~mcudeploy.plan.memory_plan.
    plan_memory`, with the chosen variants' scratch and overlap rules); when the optimised
    variants are what breaks the fit (their scratch, their stricter overlap), fewer of them
-   run (``auto``: first those that cost no arena, then none) and the deployment says so
+   run (``auto``: the fewest that make it fit, then none) and the deployment says so
    (speed first, never at the cost of a fit);
 6. **place**: the regions of the arena, the fixed items and the weights, once
    (:func:`~mcudeploy.plan.placement.place_regions`), written into the plan;
@@ -149,19 +149,21 @@ def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, option
                                   decision: VariantArena | None, params: dict | None) -> tuple:
     """Step 5b: the fast variants' scratch and stricter overlap rules cost arena bytes; when they
     are what breaks the fit, fewer of them run (a deployment that fits beats a faster one that
-    does not), and the record says so: with ``auto`` first the fast variants that cost no arena
-    (``arena``), then the reference kernels everywhere. Returns (kernels, placed, decision,
-    warning or None); unchanged when nothing fits better."""
+    does not), and the record says so: with ``auto`` the ``arena`` search with "the deployment
+    fits" as its test (the fewest fall back that make it fit, greedy), then the reference
+    kernels everywhere. Returns (kernels, placed, decision, warning or None); unchanged when
+    nothing fits better."""
     fastest = choose_kernels(deployed, target, options.kernels)
     if options.kernels == "auto" and decision is not None and decision.costly:
-        arena_first = _decide(deployed, fastest, "arena", options, transform)
-        placed = _plan_and_place(deployed, arena_first.selection, target, options, transform, arena_first.plan,
-                                 params)
+        def fits(selection: KernelSelection, plan: MemoryPlan) -> bool:
+            return _plan_and_place(deployed, selection, target, options, transform, plan, params)[2].fits
+        fewer = _decide(deployed, fastest, "arena", options, transform, fits)
+        placed = _plan_and_place(deployed, fewer.selection, target, options, transform, fewer.plan, params)
         if placed[2].fits:
-            return (arena_first.selection, placed, arena_first,
+            return (fewer.selection, placed, fewer,
                     f"every fast kernel variant needs {decision.plan.arena_bytes} bytes of arena, more than fits; "
-                    f"{len(arena_first.fallbacks)} node(s) run the reference kernel instead (arena "
-                    f"{placed[0].arena_bytes} bytes, as kernels.variant = arena)")
+                    f"{len(fewer.fallbacks)} node(s) run the reference kernel instead, the fewest the greedy rule "
+                    f"found (arena {placed[0].arena_bytes} bytes; plan/variant_arena.py)")
     reference = choose_kernels(deployed, target, "reference")
     placed = _plan_and_place(deployed, reference, target, options, transform, params=params)
     if not placed[2].fits:
@@ -172,10 +174,10 @@ def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, option
 
 
 def _decide(deployed: Graph, fastest: KernelSelection, preference: str, options: DeploymentOptions,
-            transform: MemoryTransform) -> VariantArena:
+            transform: MemoryTransform, fits=None) -> VariantArena:
     arguments = plan_arguments(options)
     return choose_for_arena(deployed, fastest, preference, lambda selection: plan_memory(
-        deployed, kernels=selection, external=transform.external, **arguments))
+        deployed, kernels=selection, external=transform.external, **arguments), fits)
 
 
 def _kernels_for_arena(deployed: Graph, target: Target | None, options: DeploymentOptions,
@@ -219,7 +221,6 @@ def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | 
                     ) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
     """Steps 5-7: plan (unless ``planned``, the plan of ``kernels`` already made), place, ledger
     (its weights as compiled, from the graph's integer parameters: :func:`integer_params`)."""
-
     plan = planned if planned is not None else plan_memory(deployed, kernels=kernels, external=transform.external,
                                                            **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)

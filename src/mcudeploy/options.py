@@ -38,7 +38,7 @@ The file format (every key optional; sections group the keys as users think of t
 
     [kernels]
     variant = "auto"                # auto: the fastest variant the core runs while the deployment
-                                    #   fits, else only where it costs no arena (as "arena")
+                                    #   fits, else the fewest fall back that make it fit
                                     # arena: a fast variant only where it costs no arena over the
                                     #   reference kernels (plan/variant_arena.py)
                                     # fastest: the fastest variant everywhere, fit or not

@@ -55,7 +55,7 @@ def add_deployment_arguments(parser: argparse.ArgumentParser, *, target_required
                        help="never copy weights to RAM, even from slow external flash")
     group.add_argument("--kernels", choices=KERNEL_PREFERENCES,
                        help="kernel variants: auto (the fastest the core runs while the deployment fits, "
-                            "else only where they cost no arena; default), arena (fast only where they cost no "
+                            "else the fewest fall back that make it fit; default), arena (fast only where they cost no "
                             "arena over the reference kernels), fastest (everywhere, fit or not) or reference")
 
 

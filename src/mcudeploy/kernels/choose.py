@@ -4,7 +4,7 @@ Input: a graph, an optional target (its core decides what runs) and a preference
 (``"auto"``, ``"arena"``, ``"fastest"``: the highest-ranked variant the core runs and that
 accepts the node; ``"reference"``: the portable kernels everywhere). The first three differ
 in the plan only: the driver then moves nodes whose fast variant costs arena back to the
-reference kernel (``"arena"`` always, ``"auto"`` when the deployment does not fit otherwise;
+reference kernel (``"arena"`` always, ``"auto"`` as few as make the deployment fit;
 :mod:`mcudeploy.plan.variant_arena`). Output: a :class:`KernelSelection`
 (one :class:`KernelChoice` per node) that the planner asks for scratch bytes and reuse
 rules (overlap, strided output), the estimator for costs, and the code generator for the

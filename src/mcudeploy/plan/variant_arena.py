@@ -24,7 +24,9 @@ node's scratch may well sit in dead space: only a plan says whether it costs byt
    reference kernel or more permissively, so M is R's problem or an easier one); then,
    largest MACC first, each costly node goes back to its fast variant (on the safe overlap
    distance that packs smallest) when the plan with it stays at ``arena <= R``; a node that would raise it stays on the reference kernel, and
-   the decision names it with the arena it would have made and its rule. At most
+   the decision names it with the arena it would have made and its rule (the driver, when
+   ``auto``'s fast variants do not fit, asks for ``arena`` with "the deployment fits" as the
+   test instead of ``arena <= R``: only as many nodes fall back as the fit needs). At most
    :data:`MAX_TRIALS` such plans (the rest stay on the reference kernel, said so). Should M
    itself exceed R (the allocator is a heuristic), the reference kernels run everywhere.
 
@@ -67,6 +69,7 @@ class VariantArena:
     reference_arena: int | None                 # None when not planned (no costly node)
     costly: list[CostlyNode] = field(default_factory=list)
     untried: list[str] = field(default_factory=list)
+    rule: str = ""                              # what a restored node's plan had to pass (arena)
 
     @property
     def fallbacks(self) -> list[CostlyNode]:
@@ -89,7 +92,7 @@ class VariantArena:
             return [head + f"; the fast variants cost no arena ({len(self.costly)} with their own scratch / "
                            "overlap rules fit the dead space)"]
         lines = [head + f"; {len(self.fallbacks)} node(s) fell back to the reference kernel to save arena "
-                        f"(kernels.variant = {self.preference}; fastest keeps them fast):"]
+                        f"(rule: {self.rule}; kernels.variant = fastest keeps them fast):"]
         for costly in self.fallbacks:
             if costly.arena_with_it is None:
                 lines.append(f"  {costly.node}: {costly.variant} not tried (more than {MAX_TRIALS} costly nodes)")
@@ -101,15 +104,18 @@ class VariantArena:
     def to_json(self) -> dict:
         return {"preference": self.preference, "arena_bytes": self.plan.arena_bytes,
                 "fastest_arena_bytes": self.fastest_arena, "reference_arena_bytes": self.reference_arena,
-                "costly": [vars(c) for c in self.costly]}
+                "rule": self.rule, "costly": [vars(c) for c in self.costly]}
 
 
 def _fallback(selection: KernelSelection, names: list[str], reason: str) -> KernelSelection:
     return selection.with_variants({name: (REFERENCE, reason) for name in names})
 
 
-def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, planner: Planner) -> VariantArena:
-    """The selection and plan of ``graph`` under ``preference`` (module docstring)."""
+def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, planner: Planner,
+                     fits: Callable[[KernelSelection, MemoryPlan], bool] | None = None) -> VariantArena:
+    """The selection and plan of ``graph`` under ``preference`` (module docstring); ``fits``
+    (with ``arena``): the test a restored node's plan must pass instead of ``arena <= R`` (the
+    driver's "the deployment fits", so that only as many nodes fall back as the fit needs)."""
     fastest, fastest_plan = choose_proofs(graph, fastest, planner(fastest), planner)
     rules = {node.name: tuple(planning_differences(node, fastest)) for node in graph.nodes}
     costly = [node for node in graph.nodes if rules[node.name]]
@@ -129,21 +135,24 @@ def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, pl
     if mixed_plan.arena_bytes > reference_plan.arena_bytes:
         return VariantArena(everywhere, reference_plan, preference, fastest_plan.arena_bytes,
                             reference_plan.arena_bytes, [record(node, False) for node in costly])
-    return _restore(costly, fastest, (mixed, mixed_plan), reference_plan.arena_bytes, fastest_plan.arena_bytes,
-                    planner, record, preference)
+    reference = reference_plan.arena_bytes
+    accepts = fits if fits is not None else (lambda selection, plan: plan.arena_bytes <= reference)
+    decision = _restore(costly, fastest, (mixed, mixed_plan), accepts, planner, record)
+    return VariantArena(*decision[:2], preference, fastest_plan.arena_bytes, reference, *decision[2:],
+                        rule="the deployment fits" if fits is not None else "arena <= the reference kernels'")
 
 
 def _macc(node) -> int:
     return int(get_op(node.op).macc(node))
 
 
-def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, MemoryPlan], reference: int,
-             fastest_arena: int, planner: Planner, record, preference: str) -> VariantArena:
-    """Step 3 of the module docstring: costly nodes back on their fast variant, largest MACC first."""
+def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, MemoryPlan],
+             accepts: Callable[[KernelSelection, MemoryPlan], bool], planner: Planner, record) -> tuple:
+    """Step 3 of the module docstring: costly nodes back on their fast variant, largest MACC
+    first, while ``accepts`` their plan. Returns (selection, plan, costly records, untried)."""
     selection, plan = start
     decided: dict[str, CostlyNode] = {}
-    ordered = sorted(costly, key=lambda node: -_macc(node))
-    for index, node in enumerate(ordered):
+    for index, node in enumerate(sorted(costly, key=lambda node: -_macc(node))):
         if index >= MAX_TRIALS:
             decided[node.name] = record(node, False)
             continue
@@ -153,19 +162,13 @@ def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, Mem
             trial_plan = planner(trial)
             if smallest is None or trial_plan.arena_bytes < smallest[1].arena_bytes:
                 smallest = trial, trial_plan
-        trial, trial_plan = smallest
-        if trial_plan.arena_bytes <= reference:
-            selection, plan = trial, trial_plan
-            decided[node.name] = record(node, True, trial_plan.arena_bytes)
-        else:
-            decided[node.name] = record(node, False, trial_plan.arena_bytes)
-    reasons = {c.node: (REFERENCE, f"reference: {c.variant} would make the arena {c.arena_with_it} B, the "
-                                   f"reference kernels' {reference} B ({', '.join(c.rules)}); "
-                                   "kernels.variant = auto or fastest keeps it")
+        kept = accepts(*smallest)
+        if kept:
+            selection, plan = smallest
+        decided[node.name] = record(node, kept, smallest[1].arena_bytes)
+    reasons = {c.node: (REFERENCE, f"reference: {c.variant} would make the arena {c.arena_with_it} B "
+                                   f"({', '.join(c.rules)}); kernels.variant = fastest keeps it")
                for c in decided.values() if not c.kept and c.arena_with_it is not None}
-    selection = selection.with_variants(reasons)
-    logger.info("kernel variants: %d of %d costly nodes fell back to the reference kernel",
-                sum(1 for c in decided.values() if not c.kept), len(costly))
-    return VariantArena(selection, plan, preference, fastest_arena, reference,
-                        [decided[node.name] for node in costly],
-                        [c.node for c in decided.values() if c.arena_with_it is None])
+    logger.info("kernel variants: %d of %d costly nodes fell back to the reference kernel", len(reasons), len(costly))
+    return (selection.with_variants(reasons), plan, [decided[node.name] for node in costly],
+            [c.node for c in decided.values() if c.arena_with_it is None])
