@@ -23,12 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from paths import INT8_MODELS, RESULTS, SHARED_MODELS
-
 import mcudeploy
 from mcudeploy.driver import deploy
 from mcudeploy.estimate import estimate
 from mcudeploy.options import DeploymentOptions
+from paths import INT8_MODELS, RESULTS, SHARED_MODELS
 
 log = logging.getLogger("arena_variants_bench")
 TARGETS = {"mps2-an386": "Cortex-M4", "stm32h743": "Cortex-M7", "stm32n6": "Cortex-M55"}

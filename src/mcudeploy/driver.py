@@ -240,7 +240,7 @@ def integer_params(graph: Graph) -> dict | None:
     code either; the ledger then counts the graph's constants)."""
     if precision(graph) != "integer":
         return None
-    from .reference.int_executor import prepare_graph   # not needed to plan a float model
+    from .reference.int_executor import prepare_graph  # not needed to plan a float model
     try:
         return prepare_graph(graph)
     except McuDeployError:

@@ -26,7 +26,6 @@ from .kernel_calls import ConstArray
 
 if TYPE_CHECKING:
     from ..deployment import Deployment
-    from ..plan.memory_plan import MemoryPlan
 
 
 @dataclass
