@@ -74,8 +74,8 @@ def rule_lines(rows: list[dict]) -> list[str]:
     for row in rows:
         auto = row["auto"]
         if auto["arena"] > row["reference"]["arena"] and auto["decision"] is not None:
-            lines += [f"- **{row['model']}, {row['core']}**: " + auto["decision"].lines()[0]]
-            lines += [f"  - {line.strip()}" for line in auto["decision"].lines()[1:]]
+            lines += [f"- **{row['model']}, {row['core']}**:"]
+            lines += [f"  - {line}" for line in auto["decision"].lines()]
         lines += [f"  - note: {warning}" for warning in auto["warnings"] if "kernel" in warning]
     return lines
 

@@ -128,5 +128,6 @@ def test_when_the_fast_variants_do_not_fit_only_as_many_fall_back_as_the_fit_nee
     assert not fastest.fits and default.fits and arena_first.fits
     fallbacks = default.kernel_arena.fallbacks
     assert 0 < len(fallbacks) < len(arena_first.kernel_arena.fallbacks)
-    assert default.kernel_arena.rule == "the deployment fits" and any("fewest" in w for w in default.warnings)
+    assert default.kernel_arena.rule == "the deployment fits (kernels.variant = auto)"
+    assert any("fewest" in w for w in default.warnings) and "fell back" in "\n".join(default.kernel_arena.lines())
     assert arena_first.plan.arena_bytes <= default.plan.arena_bytes <= 37800

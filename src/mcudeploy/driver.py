@@ -157,7 +157,7 @@ def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, option
     if options.kernels == "auto" and decision is not None and decision.costly:
         def fits(selection: KernelSelection, plan: MemoryPlan) -> bool:
             return _plan_and_place(deployed, selection, target, options, transform, plan, params)[2].fits
-        fewer = _decide(deployed, fastest, "arena", options, transform, fits)
+        fewer = replace(_decide(deployed, fastest, "arena", options, transform, fits), preference="auto")
         placed = _plan_and_place(deployed, fewer.selection, target, options, transform, fewer.plan, params)
         if placed[2].fits:
             return (fewer.selection, placed, fewer,

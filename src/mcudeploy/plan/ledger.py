@@ -161,9 +161,9 @@ def weight_line(region: str, names: list[str], weights_bytes: dict[str, int],
     if stored is None:
         return LedgerLine("weights", region, graph_bytes, f"{len(names)} tensors")
     return LedgerLine("weights", region, stored["bytes"],
-                      f"{len(names)} tensors ({graph_bytes} B in the graph); as compiled: {stored['graph']} B as "
-                      f"the graph holds them, {stored['layout']} B in the kernel variants' layouts, {stored['call']} B "
-                      f"requantization / index arrays, {stored['alignment']} B alignment")
+                      f"{len(names)} tensors ({graph_bytes} B in the graph); compiled: {stored['graph']} B as in the "
+                      f"graph, {stored['layout']} B kernel layouts, {stored['call']} B requantization, "
+                      f"{stored['alignment']} B padding")
 
 
 def _lines(plan: MemoryPlan, fixed: dict[str, int], placement: RegionPlacement,

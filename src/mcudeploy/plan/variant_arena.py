@@ -47,6 +47,8 @@ from .overlap_choice import choose_proofs, proof_options
 logger = logging.getLogger(__name__)
 MAX_TRIALS = 32
 Planner = Callable[[KernelSelection], MemoryPlan]
+KEPT_RULES = {"auto": "kernels.variant = auto: the deployment fits", "fastest": "kernels.variant = fastest",
+              "arena": "arena <= the reference kernels'", "fits": "the deployment fits (kernels.variant = auto)"}
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class CostlyNode:
     variant: str                  # the fast variant
     rules: tuple[str, ...]        # planning_differences, in words
     kept: bool                    # runs the fast variant in the deployment
-    arena_with_it: int | None     # auto: the arena of the trial plan with this node fast
+    arena_with_it: int | None     # the arena of the trial plan with this node fast (None: not tried)
 
 
 @dataclass
@@ -69,36 +71,38 @@ class VariantArena:
     reference_arena: int | None                 # None when not planned (no costly node)
     costly: list[CostlyNode] = field(default_factory=list)
     untried: list[str] = field(default_factory=list)
-    rule: str = ""                              # what a restored node's plan had to pass (arena)
+    rule: str = ""                              # what accepted the kept fast variants' arena
 
     @property
     def fallbacks(self) -> list[CostlyNode]:
         return [c for c in self.costly if not c.kept]
 
     def lines(self) -> list[str]:
-        """The decision as ``plan`` prints it."""
+        """The decision as ``plan`` prints it (one short line each): what fell back and why,
+        what the kept fast variants cost over the reference kernels and the rule that accepted it."""
         arena = self.plan.arena_bytes
         if not self.costly:
             return ["kernel variants: every fast variant plans like the reference kernel (no arena cost)"]
-        head = (f"kernel variants: arena {arena} B, {self.reference_arena} B with the reference kernels, "
-                f"{self.fastest_arena} B with every fast variant")
+        lines = [f"kernel variants: arena {arena} B; with the reference kernels {self.reference_arena} B, "
+                 f"with every fast variant {self.fastest_arena} B"]
         if self.reference_arena is not None and arena > self.reference_arena:
-            accepted = ("kernels.variant = auto: the deployment fits" if self.preference == "auto"
-                        else f"kernels.variant = {self.preference}")
-            return [head + f"; the fast variants cost {arena - self.reference_arena} B, accepted by {accepted} "
-                           "(kernels.variant = arena keeps the reference kernels' arena, slower); their rules:",
-                    *(f"  {c.node} ({c.variant}): {', '.join(c.rules)}" for c in self.costly)]
-        if not self.fallbacks:
-            return [head + f"; the fast variants cost no arena ({len(self.costly)} with their own scratch / "
-                           "overlap rules fit the dead space)"]
-        lines = [head + f"; {len(self.fallbacks)} node(s) fell back to the reference kernel to save arena "
-                        f"(rule: {self.rule}; kernels.variant = fastest keeps them fast):"]
-        for costly in self.fallbacks:
-            if costly.arena_with_it is None:
-                lines.append(f"  {costly.node}: {costly.variant} not tried (more than {MAX_TRIALS} costly nodes)")
-                continue
-            lines.append(f"  {costly.node}: {costly.variant} would make the arena {costly.arena_with_it} B "
-                         f"(+{costly.arena_with_it - arena} B): {', '.join(costly.rules)}")
+            lines.append(f"kernel variants: the fast variants cost {arena - self.reference_arena} B, accepted by "
+                         f"'{self.rule}' (kernels.variant = arena keeps the reference kernels' arena, slower)")
+        else:
+            lines.append(f"kernel variants: the fast variants cost no arena ({len(self.costly) - len(self.fallbacks)} "
+                         "with their own scratch / overlap rules fit the dead space)")
+        if self.fallbacks:
+            lines.append(f"kernel variants: {len(self.fallbacks)} node(s) fell back to the reference kernel "
+                         f"(rule: '{self.rule}'; kernels.variant = fastest keeps them fast)")
+        for costly in self.costly:
+            if costly.kept:
+                lines.append(f"kernel variant {costly.variant} of {costly.node}: {', '.join(costly.rules)}")
+            elif costly.arena_with_it is None:
+                lines.append(f"fell back: {costly.node}: {costly.variant} not tried (more than {MAX_TRIALS} costly "
+                             "nodes)")
+            else:
+                lines.append(f"fell back: {costly.node}: {costly.variant} would make the arena {costly.arena_with_it} B "
+                             f"(+{costly.arena_with_it - arena} B): {', '.join(costly.rules)}")
         return lines
 
     def to_json(self) -> dict:
@@ -129,7 +133,7 @@ def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, pl
     reference_plan = planner(everywhere)
     if fastest_plan.arena_bytes <= reference_plan.arena_bytes or preference != "arena":
         return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes, reference_plan.arena_bytes,
-                            [record(node, True) for node in costly])
+                            [record(node, True) for node in costly], rule=KEPT_RULES.get(preference, preference))
     mixed = _fallback(fastest, [n.name for n in costly], "reference: its fast variant costs arena")
     mixed_plan = planner(mixed)
     if mixed_plan.arena_bytes > reference_plan.arena_bytes:
@@ -139,7 +143,7 @@ def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, pl
     accepts = fits if fits is not None else (lambda selection, plan: plan.arena_bytes <= reference)
     decision = _restore(costly, fastest, (mixed, mixed_plan), accepts, planner, record)
     return VariantArena(*decision[:2], preference, fastest_plan.arena_bytes, reference, *decision[2:],
-                        rule="the deployment fits" if fits is not None else "arena <= the reference kernels'")
+                        rule=KEPT_RULES["fits" if fits is not None else "arena"])
 
 
 def _macc(node) -> int:
