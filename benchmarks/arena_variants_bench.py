@@ -2,7 +2,8 @@
 
     python benchmarks/arena_variants_bench.py [--out benchmarks/results/arena_variants.md]
 
-Every full-integer model of ../shared/models (``paths.INT8_MODELS``), deployed on a
+Every full-integer model of ../shared/models (``paths.INT8_MODELS``) and MobileNetV2 0.5 128
+quantized here (:func:`mobilenet_v2`; no MNIST model is in ../shared), deployed on a
 Cortex-M4 (``mps2-an386``), a Cortex-M7 with DSP (``stm32h743``) and a Cortex-M55 with Helium
 (``stm32n6``, mcudeploy's CPU code) three times: ``kernels = reference`` (the portable kernels
 everywhere), ``auto`` (the default: every fast variant the core runs while the deployment
@@ -34,11 +35,29 @@ TARGETS = {"mps2-an386": "Cortex-M4", "stm32h743": "Cortex-M7", "stm32n6": "Cort
 PREFERENCES = ("reference", "auto", "arena")
 
 
-def measure(model: str, target: str) -> dict:
-    """The three deployments of ``model`` on ``target``: arena, instructions, latency, decision."""
-    row: dict = {"model": Path(model).stem, "target": target, "core": TARGETS[target]}
+def mobilenet_v2():
+    """MobileNetV2 0.5 128 (../shared/models/onnx, float) quantized here with 2 random calibration
+    samples: the arena depends on the shapes only, not on the ranges."""
+    import numpy as np
+
+    from mcudeploy.driver import load_graph
+    from mcudeploy.quantize.quantizer import QuantizationConfig, quantize_model
+    graph = load_graph(SHARED_MODELS / "onnx" / "mobilenetv2_0.5_128.onnx")
+    rng = np.random.default_rng(0)
+    data = [{graph.inputs[0].name: rng.uniform(-1, 1, (1, 3, 128, 128)).astype(np.float32)} for _ in range(2)]
+    quantized = quantize_model(graph, data, QuantizationConfig(progress=False)).graph
+    quantized.metadata["path"] = "mobilenetv2_0.5_128_int8"
+    return quantized
+
+
+def measure(model, target: str) -> dict:
+    """The three deployments of ``model`` (a shared model's path, or a graph) on ``target``:
+    arena, instructions, latency, decision."""
+    name = Path(model).stem if isinstance(model, str) else str(model.metadata["path"])
+    row: dict = {"model": name, "target": target, "core": TARGETS[target]}
     for preference in PREFERENCES:
-        deployment = deploy(SHARED_MODELS / model, DeploymentOptions(target=target, kernels=preference))
+        source = SHARED_MODELS / model if isinstance(model, str) else model
+        deployment = deploy(source, DeploymentOptions(target=target, kernels=preference))
         cost = estimate(deployment)
         row[preference] = {"arena": deployment.plan.arena_bytes, "instructions": cost.cpu_instructions,
                            "latency_ms": cost.latency_ms, "counts": deployment.kernels.counts()}
@@ -121,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     started = time.perf_counter()
     rows = []
-    for model in INT8_MODELS:
+    for model in [*INT8_MODELS, mobilenet_v2()]:
         for target in TARGETS:
             rows.append(measure(model, target))
             log.info("%s %s: arena reference %d, default %d, arena-first %d", rows[-1]["model"], target,
