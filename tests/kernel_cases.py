@@ -164,15 +164,17 @@ def chain_graph(seed: int = 0, channels: int = 16) -> tuple[Graph, dict[str, np.
     return graph, {"x": _int8(rng, (1, *x.shape))}
 
 
-def mismatches(graph: Graph, feeds: dict[str, np.ndarray], target: str, on: str) -> tuple[list[str], object]:
-    """Deploy ``graph`` for ``target`` (its core picks the variants), run the generated code
-    on ``on`` (host, qemu-m4, qemu-m55) and list every output that differs from ``run_int``
+def mismatches(graph: Graph, feeds: dict[str, np.ndarray], target: str, on: str,
+               kernels: str = "fastest") -> tuple[list[str], object]:
+    """Deploy ``graph`` for ``target`` (its core picks the variants; ``fastest`` by default, so
+    that a variant under test runs even where it costs arena), run the generated code on
+    ``on`` (host, qemu-m4, qemu-m55) and list every output that differs from ``run_int``
     (with the node's variant); also returns the deployment."""
     from mcudeploy.driver import deploy
     from mcudeploy.options import DeploymentOptions
     from mcudeploy.reference.int_executor import run_int
     from mcudeploy.validate.generated_code import run_generated
-    deployment = deploy(graph, DeploymentOptions(target=target))
+    deployment = deploy(graph, DeploymentOptions(target=target, kernels=kernels))
     result = run_generated(deployment, feeds, on)
     count = next(iter(feeds.values())).shape[0]
     wrong = []

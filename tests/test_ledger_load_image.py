@@ -1,7 +1,9 @@
-"""Flash counts the load image of the weights copied to RAM (plan/ledger.py): the start-up code
-copies them from flash, so they are in flash too. Reference: the cross compiler's sections of the
-generated network_data.c (arm-none-eabi-gcc; the writable ``.data.mcu_weights.*`` sections are
-what the linker puts ``AT > FLASH``)."""
+"""The ledger's weights are the compiled arrays (plan/ledger.py, kernels/emitted_arrays.py: the
+kernel variants' layouts and the per-channel requantization arrays included), and flash counts the
+load image of the weights copied to RAM: the start-up code copies them from flash, so they are in
+flash too. Reference: the arrays of the generated network_data.c, read from its text and compiled
+by the cross compiler (arm-none-eabi-gcc; the writable ``.data.mcu_weights.*`` sections are what
+the linker puts ``AT > FLASH``)."""
 from __future__ import annotations
 
 import shutil
@@ -27,16 +29,19 @@ def test_copied_weights_are_charged_to_flash_too():
     assert copied, "weights = ram copies the hot weights on chip"
     sizes = {v.name: v.nbytes for v in deployment.graph.constants()}
     image = _flash_lines(deployment, "octoFlash")["weights (load image)"]
-    assert image == sum(-(-sizes[name] // 16) * 16 for name in copied)      # each array 16-byte aligned
+    writable = {r.name for r in deployment.target.regions if r.writable}
+    ram_weights = sum(line.bytes for line in deployment.ledger.lines if line.item == "weights" and line.region in writable)
+    # the image is the copied regions' weights as compiled: more than the graph's own bytes of
+    # them (their requantization arrays and kernel layouts are copied too)
+    assert image == ram_weights > sum(-(-sizes[name] // 16) * 16 for name in copied)
     used = {r.region: r.used for r in deployment.ledger.regions}
     assert used["octoFlash"] >= image > 200_000
     kept = deploy(shared_int8(VWW), DeploymentOptions(target="stm32n6", weights="flash"))
     assert "weights (load image)" not in _flash_lines(kept, "octoFlash")      # nothing copied, no image
 
 
-@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no cross compiler")
-def test_the_load_image_is_what_the_cross_compiler_puts_in_flash(tmp_path):
-    deployment = deploy(shared_int8(VWW), DeploymentOptions(target="stm32n6", weights="ram"))
+def _compiled_arrays(deployment, tmp_path) -> list[tuple[str, str, int]]:
+    """(symbol, nm type, bytes) of every array of the generated network_data.c, as compiled."""
     files = generate_files(deployment)
     for name in ("network_data.c", "network_data.h"):
         (tmp_path / name).write_text(files[name])
@@ -44,14 +49,51 @@ def test_the_load_image_is_what_the_cross_compiler_puts_in_flash(tmp_path):
                     "-o", str(tmp_path / "data.o")], check=True)
     symbols = subprocess.run(["arm-none-eabi-nm", "-S", str(tmp_path / "data.o")], check=True,
                              capture_output=True, text=True).stdout
-    sizes = [(fields[3], int(fields[1], 16)) for fields in (line.split() for line in symbols.splitlines())
-             if len(fields) == 4 and fields[2] in "dD"]
-    # the code generator adds the per-channel requantization arrays (8 bytes per output channel,
-    # ``layerN_..._multiplier`` / ``_shift``: not graph constants, not in the ledger's weights: a
-    # known undercount, 21,888 B here); the graph's own arrays are emitted in the chosen
-    # variants' layouts (rows padded, depthwise channel groups), a few percent larger than the
-    # graph's constants: the ledger's image is at least 90 % of them and never more
-    requantization = sum(size for name, size in sizes if name.endswith(("_multiplier", "_shift")))
-    graph_arrays = sum(size for _, size in sizes) - requantization
-    image = _flash_lines(deployment, "octoFlash")["weights (load image)"]
-    assert requantization > 0 and 0.9 * graph_arrays <= image <= graph_arrays
+    return [(fields[3], fields[2], int(fields[1], 16)) for fields in (line.split() for line in symbols.splitlines())
+            if len(fields) == 4]
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no cross compiler")
+@pytest.mark.parametrize("weights", ["ram", "flash"])
+def test_the_weight_lines_are_what_the_cross_compiler_emits(tmp_path, weights):
+    """Equality, each array rounded up to the 16-byte alignment network_data.c gives it (the
+    padding the linker leaves between them): the ledger counts the same arrays the code
+    generator writes (kernel variants' layouts, per-channel requantization arrays)."""
+    deployment = deploy(shared_int8(VWW), DeploymentOptions(target="stm32n6", weights=weights))
+    arrays = _compiled_arrays(deployment, tmp_path)
+    assert any(name.endswith(("_multiplier", "_shift")) for name, _, _ in arrays)
+    padded = lambda kinds: sum(-(-size // 16) * 16 for _, kind, size in arrays if kind in kinds)  # noqa: E731
+    lines = {line.region: line.bytes for line in deployment.ledger.lines if line.item == "weights"}
+    writable = {r.name for r in deployment.target.regions if r.writable}
+    assert sum(b for region, b in lines.items() if region in writable) == padded("dD")       # .data: copied
+    assert sum(b for region, b in lines.items() if region not in writable) == padded("rR")   # .rodata: flash
+    if weights == "ram":
+        assert _flash_lines(deployment, "octoFlash")["weights (load image)"] == padded("dD")
+
+
+C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4, "float": 4,
+           "int64_t": 8, "double": 8}
+
+
+def _written_bytes(deployment) -> dict[str, int]:
+    """Section -> bytes of the arrays generate writes in network_data.c, each rounded up to
+    its 16-byte alignment (read from the C text, no compiler needed)."""
+    import re
+    text = generate_files(deployment)["network_data.c"]
+    sections: dict[str, int] = {}
+    for ctype, count, section in re.findall(r'^const (\w+) \w+\[(\d+)\] NETWORK_PLACE\("([^"]+)"\)', text, re.M):
+        sections[section] = sections.get(section, 0) + -(-C_SIZES[ctype] * int(count) // 16) * 16
+    return sections
+
+
+@pytest.mark.parametrize("model, target, weights", [
+    (VWW, "stm32n6", "ram"), (VWW, "stm32h743", "auto"), ("mlperf_tiny/resnet8_int8.tflite", "mps3-an547", "auto"),
+    ("mlperf_tiny/dscnn_kws_int8.tflite", "stm32f407", "ram"), ("tflite_micro/micro_speech_int8.tflite", None, "auto")])
+def test_each_weight_line_equals_the_arrays_generate_writes(model, target, weights):
+    from mcudeploy.codegen.emit_data import section_of
+    deployment = deploy(shared_int8(model), DeploymentOptions(target=target, weights=weights))
+    written = _written_bytes(deployment)
+    lines = {line.region: line.bytes for line in deployment.ledger.lines if line.item == "weights"}
+    by_section = {section_of(deployment.target, region).section: size for region, size in lines.items() if size}
+    assert by_section == written
+    assert any("requantization" in line.note and line.bytes for line in deployment.ledger.lines)

@@ -39,6 +39,7 @@ from .options import DeploymentOptions
 from .plan.ledger import Ledger
 from .plan.memory_plan import PlacedMemoryPlan
 from .plan.memory_transform import MemoryTransform
+from .plan.variant_arena import VariantArena
 from .targets import Target
 
 
@@ -58,6 +59,7 @@ class Deployment:
     _params: dict[str, Any] | None = field(default=None, repr=False)
     memory_transform: MemoryTransform | None = None   # tiling / graph split applied (driver step 2b)
     npu_mapping: Mapping | None = None  # what the NPU could take (NPU targets only): information
+    kernel_arena: VariantArena | None = None   # why each fast variant stayed or fell back (driver step 4)
 
     @property
     def executor(self) -> str:
@@ -131,6 +133,7 @@ class Deployment:
                 "ledger": [line.__dict__ for line in self.ledger.lines],
                 "regions": [{**r.__dict__, "overflow": r.overflow} for r in self.ledger.regions],
                 "kernels": self.kernels.to_json(), "warnings": list(self.warnings),
+                "kernel_arena": self.kernel_arena.to_json() if self.kernel_arena else None,
                 "memory_transform": self.memory_transform.to_json() if self.memory_transform else None}
 
 

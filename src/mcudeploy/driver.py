@@ -21,15 +21,19 @@ Straight line, ``ir.verify`` between the graph stages:
    mcudeploy's CPU code by default, every node on the CPU; ``vendor-npu``: the NPU nodes
    run by the vendor's NPU compiler);
 4. **kernels**: the variant of every node from the target's core
-   (:func:`~mcudeploy.kernels.choose_kernels`);
+   (:func:`~mcudeploy.kernels.choose_kernels`), and what the fast ones cost in arena over the
+   reference kernels, decided by plans (:func:`~mcudeploy.plan.variant_arena.choose_for_arena`;
+   ``kernels = arena`` keeps only the fast variants that cost none);
 5. **plan**: order, liveness, proved reuse, offsets (:func:`~mcudeploy.plan.memory_plan.
    plan_memory`, with the chosen variants' scratch and overlap rules); when the optimised
-   variants are what breaks the fit (their scratch, their stricter overlap), the reference
-   kernels are planned instead and the deployment says so (speed first, never at the cost
-   of a fit);
+   variants are what breaks the fit (their scratch, their stricter overlap), fewer of them
+   run (``auto``: the fewest that make it fit, then none) and the deployment says so
+   (speed first, never at the cost of a fit);
 6. **place**: the regions of the arena, the fixed items and the weights, once
    (:func:`~mcudeploy.plan.placement.place_regions`), written into the plan;
-7. **ledger**: every byte per region against capacity, and the fit verdict.
+7. **ledger**: every byte per region against capacity, and the fit verdict; the weights as
+   the arrays the code generator will write (:mod:`~mcudeploy.kernels.emitted_arrays`: the
+   variants' layouts and the requantization arrays, from the integer parameters).
 
 The integer parameters of every node (what the C code copies) are computed on first use
 (:attr:`Deployment.params`): planning, estimating and searching do not need them.
@@ -45,10 +49,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .deployment import Deployment
-from .errors import UsageError
+from .errors import McuDeployError, UsageError
 from .importers import InputShapes, load_model
 from .ir import Graph, precision, verify
 from .kernels import choose_kernels
+from .kernels.emitted_arrays import emitted_arrays, stored_sizes
 from .mapping import CPU, Partition, check_executor, executed_mapping, map_graph, partition_graph
 from .options import DeploymentOptions
 from .passes.fold_pads import FoldPads
@@ -58,12 +63,13 @@ from .plan.ledger import build_ledger, fixed_items
 from .plan.memory_plan import plan_arguments, plan_memory
 from .plan.memory_transform import transform_for_memory
 from .plan.placement import no_target_placement, place_regions
+from .plan.variant_arena import VariantArena, choose_for_arena
 from .targets import Target, load_memory_pools, load_target
 
 if TYPE_CHECKING:
     from .kernels import KernelSelection
     from .plan.ledger import Ledger
-    from .plan.memory_plan import PlacedMemoryPlan
+    from .plan.memory_plan import MemoryPlan, PlacedMemoryPlan
     from .plan.memory_transform import MemoryTransform
     from .plan.placement import RegionPlacement
 
@@ -122,22 +128,68 @@ def deploy(model: str | Path | Graph, options: DeploymentOptions = DeploymentOpt
     if target is not None:
         hardware = map_graph(deployed, target, options.force_cpu)
         mapping = executed_mapping(hardware, options.executor, target)
-    kernels = choose_kernels(deployed, target, options.kernels)
-    plan, placement, ledger = _plan_and_place(deployed, kernels, target, options, transform)
+    kernels, kernel_arena = _kernels_for_arena(deployed, target, options, transform)
+    params = integer_params(deployed)
+    placed = _plan_and_place(deployed, kernels, target, options, transform,
+                             kernel_arena.plan if kernel_arena else None, params)
     warnings = transform.warnings()
-    if not ledger.fits and options.kernels == "auto" and set(kernels.counts()) != {"reference"}:
-        # 5b. the fast variants' scratch and their stricter overlap rules cost arena bytes: when
-        #     they are what breaks the fit, the portable kernels run instead (a deployment that
-        #     fits beats a faster one that does not), and the record says so
-        reference = choose_kernels(deployed, target, "reference")
-        fallback = _plan_and_place(deployed, reference, target, options, transform)
-        if fallback[2].fits:
-            kernels, (plan, _placement, ledger) = reference, fallback
-            warnings.append("the optimised kernel variants need more arena than fits; the reference "
-                            f"kernels run instead (arena {plan.arena_bytes} bytes)")
+    if not placed[2].fits and options.kernels in ("auto", "arena") and set(kernels.counts()) != {"reference"}:
+        kernels, placed, kernel_arena, warning = _fit_with_fewer_fast_variants(deployed, target, options, transform,
+                                                                               kernels, kernel_arena, params)
+        warnings += [warning] if warning else []
+    plan, _placement, ledger = placed
     npu_mapping = hardware if target is not None and target.npu is not None else None
     return Deployment(source, deployed, kind, target, options, mapping, kernels, plan, ledger,
-                      warnings=warnings, memory_transform=transform, npu_mapping=npu_mapping)
+                      warnings=warnings, _params=params, memory_transform=transform, npu_mapping=npu_mapping,
+                      kernel_arena=kernel_arena)
+
+
+def _fit_with_fewer_fast_variants(deployed: Graph, target: Target | None, options: DeploymentOptions,
+                                  transform: MemoryTransform, kernels: KernelSelection,
+                                  decision: VariantArena | None, params: dict | None) -> tuple:
+    """Step 5b: the fast variants' scratch and stricter overlap rules cost arena bytes; when they
+    are what breaks the fit, fewer of them run (a deployment that fits beats a faster one that
+    does not), and the record says so: with ``auto`` the ``arena`` search with "the deployment
+    fits" as its test (the fewest fall back that make it fit, greedy), then the reference
+    kernels everywhere. Returns (kernels, placed, decision, warning or None); unchanged when
+    nothing fits better."""
+    fastest = choose_kernels(deployed, target, options.kernels)
+    if options.kernels == "auto" and decision is not None and decision.costly:
+        def fits(selection: KernelSelection, plan: MemoryPlan) -> bool:
+            return _plan_and_place(deployed, selection, target, options, transform, plan, params)[2].fits
+        fewer = replace(_decide(deployed, fastest, "arena", options, transform, fits), preference="auto")
+        placed = _plan_and_place(deployed, fewer.selection, target, options, transform, fewer.plan, params)
+        if placed[2].fits:
+            return (fewer.selection, placed, fewer,
+                    f"every fast kernel variant needs {decision.plan.arena_bytes} bytes of arena, more than fits; "
+                    f"{len(fewer.fallbacks)} node(s) run the reference kernel instead, the fewest the greedy rule "
+                    f"found (arena {placed[0].arena_bytes} bytes; plan/variant_arena.py)")
+    reference = choose_kernels(deployed, target, "reference")
+    placed = _plan_and_place(deployed, reference, target, options, transform, params=params)
+    if not placed[2].fits:
+        return kernels, _plan_and_place(deployed, kernels, target, options, transform,
+                                        decision.plan if decision else None, params), decision, None
+    return (reference, placed, None, "the optimised kernel variants need more arena than fits; the reference "
+                                     f"kernels run instead (arena {placed[0].arena_bytes} bytes)")
+
+
+def _decide(deployed: Graph, fastest: KernelSelection, preference: str, options: DeploymentOptions,
+            transform: MemoryTransform, fits=None) -> VariantArena:
+    arguments = plan_arguments(options)
+    return choose_for_arena(deployed, fastest, preference, lambda selection: plan_memory(
+        deployed, kernels=selection, external=transform.external, **arguments), fits)
+
+
+def _kernels_for_arena(deployed: Graph, target: Target | None, options: DeploymentOptions,
+                       transform: MemoryTransform) -> tuple[KernelSelection, VariantArena | None]:
+    """Step 4: the variant of every node, and what the fast ones cost in arena; with ``arena``
+    only the fast ones that cost none (:mod:`~mcudeploy.plan.variant_arena`, planned with the
+    deployment's own plan options)."""
+    kernels = choose_kernels(deployed, target, options.kernels)
+    if options.kernels == "reference" or set(kernels.counts()) == {"reference"}:
+        return kernels, None
+    decision = _decide(deployed, kernels, options.kernels, options, transform)
+    return decision.selection, decision
 
 
 def partition_deployment(deployment: Deployment, partition: Partition) -> Deployment:
@@ -165,11 +217,31 @@ def partition_deployment(deployment: Deployment, partition: Partition) -> Deploy
 
 
 def _plan_and_place(deployed: Graph, kernels: KernelSelection, target: Target | None, options: DeploymentOptions,
-                    transform: MemoryTransform) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
-    """Steps 5-7: plan, place, ledger."""
-    plan = plan_memory(deployed, kernels=kernels, external=transform.external, **plan_arguments(options))
+                    transform: MemoryTransform, planned: MemoryPlan | None = None, params: dict | None = None,
+                    ) -> tuple[PlacedMemoryPlan, RegionPlacement, Ledger]:
+    """Steps 5-7: plan (unless ``planned``, the plan of ``kernels`` already made), place, ledger
+    (its weights as compiled, from the graph's integer parameters: :func:`integer_params`)."""
+    plan = planned if planned is not None else plan_memory(deployed, kernels=kernels, external=transform.external,
+                                                           **plan_arguments(options))
     fixed = fixed_items(deployed, plan, options)
-    placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan)
+    sizes = stored_sizes(deployed, kernels, params) if params is not None else None
+    placement = (place_regions(deployed, plan.arena_bytes, target, options, fixed, plan.external_bytes, plan=plan,
+                               weight_sizes=sizes)
                  if target is not None else no_target_placement(deployed, plan.arena_bytes, fixed, plan.external_bytes))
     plan = plan.with_placement(placement)
-    return plan, placement, build_ledger(deployed, plan, placement, target, options)
+    arrays = emitted_arrays(deployed, kernels, params, placement.weights) if params is not None else None
+    return plan, placement, build_ledger(deployed, plan, placement, target, options, arrays)
+
+
+def integer_params(graph: Graph) -> dict | None:
+    """The prepared integer parameters of a full-integer graph (what the C code copies,
+    :func:`~mcudeploy.reference.int_executor.prepare_graph`; computed once per deployment), or
+    None: a model that is not full-integer, or that the integer kernels cannot prepare (no C
+    code either; the ledger then counts the graph's constants)."""
+    if precision(graph) != "integer":
+        return None
+    from .reference.int_executor import prepare_graph  # not needed to plan a float model
+    try:
+        return prepare_graph(graph)
+    except McuDeployError:
+        return None

@@ -37,7 +37,12 @@ The file format (every key optional; sections group the keys as users think of t
     executor = "mcudeploy"          # who runs the nodes: mcudeploy (its CPU code) | vendor-npu
 
     [kernels]
-    variant = "auto"                # auto (fastest the core runs) | reference
+    variant = "auto"                # auto: the fastest variant the core runs while the deployment
+                                    #   fits, else the fewest fall back that make it fit
+                                    # arena: a fast variant only where it costs no arena over the
+                                    #   reference kernels (plan/variant_arena.py)
+                                    # fastest: the fastest variant everywhere, fit or not
+                                    # reference: the portable kernels everywhere
 
     [tiling]                        # run regions of layers tile by tile (plan/tiling.py)
     regions = [{start = "conv1", end = "conv5", tiles = 4}]   # 4 row stripes; [2, 2]: patches
@@ -73,7 +78,7 @@ from .units import parse_size
 
 SCHEDULES = ("memory-aware", "file")
 WEIGHT_PLACEMENTS = ("auto", "flash", "ram")
-KERNEL_PREFERENCES = ("auto", "reference")
+KERNEL_PREFERENCES = ("auto", "arena", "fastest", "reference")
 # Who runs the deployed nodes (mapping/executor.py): "mcudeploy" = the C code mcudeploy writes
 # (CPU kernels for every node: it writes no NPU code); "vendor-npu" = the vendor's NPU compiler
 # (ST Edge AI on the STM32N6) runs the nodes the NPU takes, from the hand-off generate writes.

@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import UsageError
-from ..options import EXECUTORS, SCHEDULES, DeploymentOptions, load_options
+from ..options import EXECUTORS, KERNEL_PREFERENCES, SCHEDULES, DeploymentOptions, load_options
 from ..units import parse_size
 
 # command-line option -> DeploymentOptions field (and how to read the text)
@@ -53,8 +53,10 @@ def add_deployment_arguments(parser: argparse.ArgumentParser, *, target_required
                        help="copy the most-read weights from flash into free on-chip RAM")
     group.add_argument("--weights-in-flash", dest="weights", action="store_const", const="flash",
                        help="never copy weights to RAM, even from slow external flash")
-    group.add_argument("--kernels", choices=("auto", "reference"),
-                       help="kernel variants: auto (fastest the core runs, default) or reference")
+    group.add_argument("--kernels", choices=KERNEL_PREFERENCES,
+                       help="kernel variants: auto (the fastest the core runs while the deployment fits, "
+                            "else the fewest fall back that make it fit; default), arena (fast only where they cost no "
+                            "arena over the reference kernels), fastest (everywhere, fit or not) or reference")
 
 
 def deployment_options(args: argparse.Namespace) -> DeploymentOptions:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Graph
+from ..kernels.emitted_arrays import ALIGNMENT, same_bytes_key
 from ..targets import TargetError
 from .c_literals import c_array_body, c_type
 from .identifiers import IdentifierTable, clean, comment_text
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from ..plan.memory_plan import MemoryPlan
     from ..targets import Target
 
-ALIGNMENT = 16
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def _entries(arrays: list[ConstArray], target: Target | None) -> tuple[list[dict
     first: dict[tuple[str, str, bytes], str] = {}
     for array in arrays:
         values = np.ascontiguousarray(array.values.reshape(-1))
-        key = (array.region, values.dtype.str, values.tobytes())
+        key = same_bytes_key(values, array.region)
         if key in first:
             duplicates.append({"symbol": array.symbol, "same_as": first[key]})
             continue

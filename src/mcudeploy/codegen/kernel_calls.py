@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import Node, Value
+from ..kernels.emitted_arrays import call_arrays
 from .abi import Struct, c_initializer, struct
 from .kernel_table import PAD_MODES, SUFFIX, kernel_function, params_struct, quant_struct, suffix  # noqa: F401
 
@@ -145,8 +146,9 @@ def check_wide(context: CallContext) -> bool:
 
 def channel_quant(context: CallContext, call: KernelCall, kind: str = "mcu_channel_quant") -> str:
     p = context.params
-    multiplier = context.int_array(call, "multiplier", p.output_multiplier, "output multipliers")
-    shift = context.int_array(call, "shift", p.output_shift, "output shifts")
+    arrays = call_arrays(context.node, p)      # the listing the ledger counts (kernels/emitted_arrays.py)
+    multiplier = context.int_array(call, "multiplier", arrays["multiplier"], "output multipliers")
+    shift = context.int_array(call, "shift", arrays["shift"], "output shifts")
     offsets = {"input_offset": int(p.input_offset), "output_offset": int(p.output_offset)}
     if kind == "mcu_fc_quant":
         offsets["weights_offset"] = int(p.weights_offset)

@@ -4,6 +4,7 @@ fields come from :mod:`.kernel_table`, which ``runtime/tests/c_runners.py`` read
 from __future__ import annotations
 
 from ..errors import UnsupportedError
+from ..kernels.emitted_arrays import call_arrays
 from .kernel_calls import CallContext, KernelCall, c_initializer, emitter, kernel_function, params_itemsize_in_out_call
 from .kernel_table import concat_quants, suffix
 
@@ -74,7 +75,8 @@ def _indices(context: CallContext, call: KernelCall) -> str:
     or the values of an int64 constant copied to an int32 array."""
     indices = context.node.inputs[1]
     if indices.const is not None and str(indices.dtype) != "int32":
-        return context.int_array(call, "indices", indices.const, "gather indices")
+        return context.int_array(call, "indices", call_arrays(context.node, context.params)["indices"],
+                                 "gather indices")
     if str(indices.dtype) != "int32":
         raise UnsupportedError(f"node {context.node.name!r} (Gather): computed {indices.dtype} indices have "
                                "no C kernel (the runtime reads int32 indices)")

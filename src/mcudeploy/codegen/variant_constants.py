@@ -4,7 +4,8 @@ the input offset folded in), for ``network_data.c`` and the calls.
 Input: the deployment (graph, prepared parameters, kernel choice, the plan's weight regions)
 and the constant symbol table. Output: :class:`VariantConstants`. Nothing is decided here:
 each variant's ``prepare_constants(node, params)`` says what it reads at which input index
-(:class:`~mcudeploy.kernels.KernelVariant`); this module only places the arrays:
+(:class:`~mcudeploy.kernels.KernelVariant`, listed by :mod:`mcudeploy.kernels.emitted_arrays`,
+which the ledger counts too); this module only names the arrays:
 
 * a constant whose only reader is that node keeps its symbol and region and is emitted
   with the variant's values instead (the flash holds one copy);
@@ -19,12 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..kernels.emitted_arrays import readers, variant_layouts, weights_region
 from .identifiers import IdentifierTable
 from .kernel_calls import ConstArray
 
 if TYPE_CHECKING:
     from ..deployment import Deployment
-    from ..plan.memory_plan import MemoryPlan
 
 
 @dataclass
@@ -41,39 +42,18 @@ class VariantConstants:
         return replaced + self.arrays
 
 
-def _readers(graph) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for node in graph.nodes:
-        for value in node.inputs:
-            if value is not None and value.const is not None:
-                counts[value.name] = counts.get(value.name, 0) + 1
-    return counts
-
-
-def _weights_region(node, plan: MemoryPlan) -> str:
-    weights = dict(plan.weights)
-    for value in node.inputs[1:]:
-        if value is not None and value.name in weights:
-            return weights[value.name]
-    return next(iter(sorted(set(weights.values()))), "FLASH")
-
-
 def variant_constants(deployment: Deployment, constants: IdentifierTable) -> VariantConstants:
     """The arrays every node's chosen variant reads in place of its constants (module docstring)."""
     graph, plan = deployment.graph, deployment.plan
-    readers = _readers(graph)
+    counts = readers(graph)
     result = VariantConstants()
     for node in graph.nodes:
         variant = deployment.kernels.variant(node)
-        if variant.prepare_constants is None:
-            continue
-        for index, values in sorted(variant.prepare_constants(node, deployment.params[node.name]).items()):
-            value = node.inputs[index] if index < len(node.inputs) else None
-            if value is not None and value.const is not None and readers[value.name] == 1:
-                result.values[value.name] = values
-                continue
+        replaced, added = variant_layouts(node, deployment.kernels, deployment.params.get(node.name), counts)
+        result.values.update(replaced)
+        for index, values in added.items():
             symbol = constants[f"{node.name} input {index} {variant.name}"]
-            result.arrays.append(ConstArray(symbol, values, _weights_region(node, plan),
+            result.arrays.append(ConstArray(symbol, values, weights_region(node, dict(plan.weights)),
                                             f"input {index} of {node.name} in the {variant.name} layout"))
             result.pointers.setdefault(node.name, {})[index] = symbol
     return result

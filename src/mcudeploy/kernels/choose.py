@@ -1,8 +1,11 @@
 """Choose the kernel variant of every node: the plan's decision, made once, with a reason.
 
 Input: a graph, an optional target (its core decides what runs) and a preference
-(``"auto"``: the highest-ranked variant the core runs and that accepts the node;
-``"reference"``: the portable kernels everywhere). Output: a :class:`KernelSelection`
+(``"auto"``, ``"arena"``, ``"fastest"``: the highest-ranked variant the core runs and that
+accepts the node; ``"reference"``: the portable kernels everywhere). The first three differ
+in the plan only: the driver then moves nodes whose fast variant costs arena back to the
+reference kernel (``"arena"`` always, ``"auto"`` as few as make the deployment fit;
+:mod:`mcudeploy.plan.variant_arena`). Output: a :class:`KernelSelection`
 (one :class:`KernelChoice` per node) that the planner asks for scratch bytes and reuse
 rules (overlap, strided output), the estimator for costs, and the code generator for the
 function to call.
@@ -12,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import UsageError
 from ..ir import Graph, Node, Value
+from ..options import KERNEL_PREFERENCES
 from .catalogue import variant_named, variants_for
 from .overlap import overlap_distance as reference_distance
 from .reference import REFERENCE
@@ -72,8 +77,18 @@ class KernelSelection:
     def to_json(self) -> dict:
         return {name: {"variant": c.variant, "reason": c.reason} for name, c in self.choices.items()}
 
+    def with_variants(self, changes: dict[str, tuple[KernelVariant, str]]) -> KernelSelection:
+        """This selection with the nodes of ``changes`` (node -> (variant, reason)) replaced."""
+        choices, variants = dict(self.choices), dict(self._variants)
+        for name, (variant, reason) in changes.items():
+            choices[name] = KernelChoice(name, choices[name].op, variant.name, reason)
+            variants[name] = variant
+        return KernelSelection(choices, variants)
+
 
 def _choose(node: Node, core, preference: str) -> tuple[KernelVariant, str]:
+    if preference not in KERNEL_PREFERENCES:
+        raise UsageError(f"kernel variants {preference!r}: choose one of {', '.join(KERNEL_PREFERENCES)}")
     if preference == "reference":
         return REFERENCE, "reference kernels requested (kernels.variant = reference)"
     skipped = []

@@ -13,9 +13,10 @@ Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55
   a ring of kH zero-point-padded input rows stored group-major (every tap 8 bytes further:
   post-increment loads), pixel pairs sharing the weight loads, the output stage of a row's
   full groups in asm; scratch the band (kH rows x every group) when it fits the scratch
-  budget; otherwise (or dilation > 1) pixel by pixel without scratch. Overlap:
-  :func:`depthwise_overlap` (band: after output row y only input rows from y*sh - pt + kH on
-  are read).
+  budget; otherwise (or dilation > 1) pixel by pixel without scratch. Overlap: the pixel-order
+  :func:`depthwise_overlap` (safe on both paths), with the exact :func:`band_overlap` (band:
+  after output row y only input rows from y*sh - pt + kH on are read) as the alternative the
+  final plan may keep instead.
 * ``mve-fully-connected``: the conv's 2x4 blocks with rows as pixels; scratch 2*Kp when
   K % 16 != 0; no overlap.
 * ``mve-elementwise``: Add / Mul without broadcasting, 4 elements per int32 vector; no
@@ -179,13 +180,12 @@ PIXEL_ORDER_PROOF = conv_row_proof(reads_first=False)
 
 
 def depthwise_overlap(node: Node, value) -> int | str:
-    """The distance the plan is given, both paths: the pixel path's (pixel units, each group
-    stored before the next group's reads: the model of conv_row_proof), the stricter rule of
-    the kernel before the band path. It is safe for the band path too, whose reads of each
-    output row all come before that row's stores (:func:`band_overlap`, never larger). The
-    band path's own, smaller distance (often 0) is not given to the plan: ``plan/paired_greedy``
-    is not monotone in the distances, and with it MobileNetV1-VWW's M55 arena grew from
-    41,280 B to 48,432 B (person detection likewise); the faster kernel stays."""
+    """The pixel path's distance (pixel units, each group stored before the next group's
+    reads: the model of conv_row_proof), safe on both paths: the band path's reads of each
+    output row all come before that row's stores (:func:`band_overlap`, never larger, the
+    variant's ``overlap_alternatives``). ``plan/paired_greedy`` is not monotone in the
+    distances (with the band distance everywhere MobileNetV1-VWW's M55 arena grew from
+    41,280 B to 48,432 B), so plan/overlap_choice.py plans both per node and keeps the smaller."""
     return nhwc_check(node, value) or PIXEL_ORDER_PROOF(node, value)
 
 
@@ -196,7 +196,7 @@ def band_overlap(node: Node, value) -> int | str:
 
         distance = max(0, max_y ((y+1) * W_out * C_out - max(0, y*sh - pt + kH) * W * C))
 
-    (rows past the input read nothing). Not used by the plan (:func:`depthwise_overlap`)."""
+    (rows past the input read nothing); the pixel-order distance when the band does not fit."""
     refusal = nhwc_check(node, value)
     if refusal or not _band_fits(node):
         return refusal or PIXEL_ORDER_PROOF(node, value)
@@ -213,7 +213,8 @@ MVE_DEPTHWISE = register(KernelVariant(
     "mve-depthwise", ("Conv",), "int8 depthwise conv (multiplier 1), 8 channels per vector, VMULLB/T (Helium)",
     rank=RANK, runs_on=has_mve, core_requirement=MVE_CORES, accepts=depthwise_accepts,
     scratch_bytes=depthwise_scratch_bytes, overlap="proved",
-    overlap_proof=depthwise_overlap,   # the stricter pixel-order distance on both paths (its docstring)
+    overlap_proof=depthwise_overlap,   # safe on both paths; the exact one as the alternative
+    overlap_alternatives=(band_overlap,),
     function_suffix="_mve",
     sources=("mve/depthwise_mve.c",), headers=HEADERS, prepare_constants=depthwise_constants))
 # No scratch_check: the scratch is optional (a context below the band runs the pixel path), and

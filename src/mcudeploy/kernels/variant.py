@@ -11,7 +11,12 @@ the reference loop is). Variants are data, registered in :mod:`.catalogue`.
 :mod:`mcudeploy.kernels.overlap` hold for this variant too), ``"in-place"`` (only full in-place
 reuse of elementwise kernels, distance 0), ``"proved"`` (the variant's own
 ``overlap_proof(node, value)``, from its access order, gives the distance) or ``"none"``.
-``rank``: larger is faster; :mod:`.choose` takes the highest-ranked variant that the core
+``overlap_alternatives`` (with ``"proved"``): other proofs of the same kernel, each safe for
+every node (e.g. exact for the path the kernel takes, where ``overlap_proof`` is a rule safe on
+every path); the final plan may use any of them instead (:mod:`mcudeploy.plan.overlap_choice`
+keeps, per node, the one with the smaller arena: the pair-aware allocator is not monotone in
+the distances, so the most permissive one is not always the best packing). Everything else
+that plans (the memory transformations' candidates) uses ``overlap_proof``. ``rank``: larger is faster; :mod:`.choose` takes the highest-ranked variant that the core
 runs and that accepts the node.
 
 Optimised variants may read their constants in another layout than the graph's:
@@ -25,7 +30,7 @@ runtime headers (relative to ``runtime/``) the variant's calls and sources need.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -65,12 +70,19 @@ class KernelVariant:
     prepare_constants: Callable[[Node, Any], dict[int, np.ndarray]] | None = None
     scratch_check: Callable[[str], str] | None = None  # layer symbol -> C scratch-size expression
     overlap_proof: Callable[[Node, Value], int | str] | None = None   # with overlap = "proved"
+    overlap_alternatives: tuple[Callable[[Node, Value], int | str], ...] = ()   # other safe proofs
 
     def __post_init__(self) -> None:
         if self.overlap not in OVERLAP_RULES:
             raise ValueError(f"kernel variant {self.name}: overlap {self.overlap!r} is not one of {OVERLAP_RULES}")
         if (self.overlap == "proved") != (self.overlap_proof is not None):
             raise ValueError(f"kernel variant {self.name}: overlap 'proved' goes with an overlap_proof")
+        if self.overlap_alternatives and self.overlap != "proved":
+            raise ValueError(f"kernel variant {self.name}: overlap_alternatives go with overlap 'proved'")
+
+    def with_alternative(self, index: int) -> KernelVariant:
+        """This variant planned with ``overlap_alternatives[index]`` as its proof (same kernel)."""
+        return replace(self, overlap_proof=self.overlap_alternatives[index], overlap_alternatives=())
 
     def covers(self, op: str) -> bool:
         return not self.ops or op in self.ops

@@ -4,10 +4,16 @@ Input: the graph, its :class:`~.memory_plan.MemoryPlan`, an optional target and 
 limits. Output: :class:`Ledger` - one :class:`LedgerLine` per item and one
 :class:`RegionUse` per region:
 
-    weights              constants, in the region :mod:`.placement` chose (flash by default)
+    weights              constants, in the region :mod:`.placement` chose (flash by default):
+                         the arrays ``network_data.c`` holds there when the deployment's arrays
+                         are known (:mod:`mcudeploy.kernels.emitted_arrays`, the listing the code
+                         generator writes: the kernel variants' layouts, the per-channel
+                         requantization arrays, each array aligned to 16 B), else the graph's
+                         constants as it holds them (a model the integer kernels cannot prepare)
     weights (load image) the initial values of the weights copied to RAM: the start-up code
                          copies them from the target's flash (the linker's ``AT > FLASH``), so
-                         flash holds them too: sum of align_up(bytes, LOAD_ALIGNMENT) in the
+                         flash holds them too: the bytes of the writable regions' weight lines
+                         (without the arrays: sum of align_up(bytes, LOAD_ALIGNMENT)) in the
                          largest flash region (none without a target or a flash region)
     activations (peak)   the planned arena (incl. scratch / NPU work buffers)
     activations (graph split, external)   the external arena of the tensors that cross a cut
@@ -31,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ir import Graph
+from ..kernels.emitted_arrays import EmittedArray, region_bytes
 from ..options import DeploymentOptions
 from ..units import byte_text
 from .buffers import align_up
@@ -44,6 +51,7 @@ DEFAULT_STACK = 4096
 LOAD_ALIGNMENT = 16          # each weight array's alignment in the generated network_data.c
 RUNTIME_BASE = 256
 RUNTIME_PER_NODE = 64
+NOTHING_STORED = {"bytes": 0, "graph": 0, "layout": 0, "call": 0, "alignment": 0}   # a region no array is in
 
 
 @dataclass(frozen=True)
@@ -109,12 +117,14 @@ def fixed_items(graph: Graph, plan: MemoryPlan, options: DeploymentOptions) -> d
 
 
 def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, target: Target | None,
-                 options: DeploymentOptions) -> Ledger:
-    """The ledger of ``plan`` as placed by ``placement`` on ``target`` (module docstring)."""
+                 options: DeploymentOptions, arrays: list[EmittedArray] | None = None) -> Ledger:
+    """The ledger of ``plan`` as placed by ``placement`` on ``target`` (module docstring);
+    ``arrays``: what ``network_data.c`` will hold (None: count the graph's constants)."""
     fixed = fixed_items(graph, plan, options)
     weights_bytes = {v.name: v.nbytes for v in graph.constants()}
-    lines = _lines(plan, fixed, placement, weights_bytes)
-    image = load_image(placement.weights, weights_bytes, target)
+    stored = region_bytes(arrays) if arrays is not None else None
+    lines = _lines(plan, fixed, placement, weights_bytes, stored)
+    image = load_image(placement.weights, weights_bytes, target, stored)
     if image is not None:
         lines.insert(sum(1 for line in lines if line.item == "weights"), image)
     step, alive = plan.peak_step()
@@ -126,7 +136,8 @@ def build_ledger(graph: Graph, plan: MemoryPlan, placement: RegionPlacement, tar
                   list(placement.off_chip))
 
 
-def load_image(weight_region: dict[str, str], weights_bytes: dict[str, int], target: Target | None) -> LedgerLine | None:
+def load_image(weight_region: dict[str, str], weights_bytes: dict[str, int], target: Target | None,
+               stored: dict[str, dict[str, int]] | None = None) -> LedgerLine | None:
     """The flash bytes of the weights placed in writable RAM (module docstring), or None."""
     if target is None:
         return None
@@ -135,18 +146,33 @@ def load_image(weight_region: dict[str, str], weights_bytes: dict[str, int], tar
     copied = [name for name, region in weight_region.items() if region in writable]
     if flash is None or not copied:
         return None
-    size = sum(align_up(weights_bytes[name], LOAD_ALIGNMENT) for name in copied)
+    if stored is not None:
+        size = sum(totals["bytes"] for region, totals in stored.items() if region in writable)
+    else:
+        size = sum(align_up(weights_bytes[name], LOAD_ALIGNMENT) for name in copied)
     return LedgerLine("weights (load image)", flash.name, size,
                       f"{len(copied)} tensors copied to RAM at start-up; their initial values stay in flash")
 
 
+def weight_line(region: str, names: list[str], weights_bytes: dict[str, int],
+                stored: dict[str, int] | None) -> LedgerLine:
+    """The weights of one region: as compiled (``stored``, from :func:`region_bytes`) or as the graph holds them."""
+    graph_bytes = sum(weights_bytes[n] for n in names)
+    if stored is None:
+        return LedgerLine("weights", region, graph_bytes, f"{len(names)} tensors")
+    return LedgerLine("weights", region, stored["bytes"],
+                      f"{len(names)} tensors ({graph_bytes} B in the graph); compiled: {stored['graph']} B as in the "
+                      f"graph, {stored['layout']} B kernel layouts, {stored['call']} B requantization, "
+                      f"{stored['alignment']} B padding")
+
+
 def _lines(plan: MemoryPlan, fixed: dict[str, int], placement: RegionPlacement,
-           weights_bytes: dict[str, int]) -> list[LedgerLine]:
+           weights_bytes: dict[str, int], stored: dict[str, dict[str, int]] | None) -> list[LedgerLine]:
     lines = []
     weight_region = placement.weights
-    for region in sorted(set(weight_region.values())):
+    for region in sorted(set(weight_region.values()) | set(stored or {})):
         names = [n for n, r in weight_region.items() if r == region]
-        lines.append(LedgerLine("weights", region, sum(weights_bytes[n] for n in names), f"{len(names)} tensors"))
+        lines.append(weight_line(region, names, weights_bytes, None if stored is None else stored.get(region, NOTHING_STORED)))
     if placement.arena_banks:       # a split arena (plan/arena_banks.py): one line per bank
         for bank, size in placement.arena_banks.items():
             count = sum(1 for region, _ in placement.bank_of.values() if region == bank)

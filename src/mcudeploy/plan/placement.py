@@ -187,10 +187,13 @@ def external_arena_region(target: Target, options: DeploymentOptions):
 
 
 def place_regions(graph: Graph, arena_bytes: int, target: Target, options: DeploymentOptions,
-                  fixed: dict[str, int], external_bytes: int = 0, *, plan: MemoryPlan | None = None) -> RegionPlacement:
+                  fixed: dict[str, int], external_bytes: int = 0, *, plan: MemoryPlan | None = None,
+                  weight_sizes: dict[str, int] | None = None) -> RegionPlacement:
     """Assign the fixed items, the arena and the weights to regions (module docstring);
     ``external_bytes``: the external arena of a graph split (rule 4); ``plan``: the memory
-    plan, needed to split the arena over banks (rule 5)."""
+    plan, needed to split the arena over banks (rule 5); ``weight_sizes``: the bytes each
+    constant takes as compiled (:func:`~mcudeploy.kernels.emitted_arrays.stored_sizes`: the
+    kernel layouts and requantization arrays with it; default its graph bytes)."""
     capacity = _capacities(target, options)
     home = home_region(target, options)
     free = dict(capacity)
@@ -228,7 +231,7 @@ def place_regions(graph: Graph, arena_bytes: int, target: Target, options: Deplo
     allow_copy = fits and options.weights != "flash" and (options.weights == "ram" or auto_copy)
     cost = _copy_cost(graph, target, dict(free), placement) if fits and options.weights == "auto" \
         and _slow_flash(target) and not auto_copy else ""
-    _place_weights(graph, target, free, placement, allow_copy, vendor)
+    _place_weights(graph, target, free, placement, allow_copy, vendor, weight_sizes or {})
     if cost:
         placement.reasons["weights"] += "; " + cost
     return placement
@@ -339,21 +342,22 @@ def _weight_reads(graph: Graph) -> list[tuple[Value, int]]:
 
 
 def _place_weights(graph: Graph, target: Target, free: dict[str, int], placement: RegionPlacement,
-                   allow_on_chip: bool, vendor: bool = False) -> None:
+                   allow_on_chip: bool, vendor: bool = False, sizes: dict[str, int] | None = None) -> None:
     flash = sorted((r for r in target.regions if r.kind == "flash"), key=lambda r: -r.size)
     on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and r.holds_data
                       and allow_on_chip and free[r.name] > 0), key=lambda r: -r.speed)
     home = flash[0] if flash else None
     for value, count in _weight_reads(graph):
-        region = next((r for r in on_chip if free[r.name] >= value.nbytes), None)
+        size = (sizes or {}).get(value.name, value.nbytes)
+        region = next((r for r in on_chip if free[r.name] >= size), None)
         better = region is not None and (home is None or region.speed > home.speed)
         if home is not None and not (better and count > 1):
             region = home
         if region is None:
             region = max(target.regions, key=lambda r: free[r.name])
-            placement.notes.append(f"weight {value.name!r} ({value.nbytes} bytes) fits no region")
-        free[region.name] -= value.nbytes
-        placement.used[region.name] = placement.used.get(region.name, 0) + value.nbytes
+            placement.notes.append(f"weight {value.name!r} ({size} bytes) fits no region")
+        free[region.name] -= size
+        placement.used[region.name] = placement.used.get(region.name, 0) + size
         placement.weights[value.name] = region.name
         placement.seconds[value.name] = value.nbytes * count / region.speed
     copied = sum(1 for name, region in placement.weights.items() if home is None or region != home.name)

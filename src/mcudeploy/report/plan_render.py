@@ -55,6 +55,8 @@ def plan_figures(deployment: Deployment) -> list[str]:
     lines += [f"{item}: {reason}" for item, reason in plan.placement.reasons.items()]
     counts = deployment.kernels.counts()
     lines.append("kernels: " + ", ".join(f"{count} {name}" for name, count in sorted(counts.items())))
+    if deployment.kernel_arena is not None:     # which fast variants cost arena, and what was done
+        lines += deployment.kernel_arena.lines()
     lines += concat_lines(deployment.graph, plan)
     executor_line = deployment.executor_line() if deployment.npu_mapping is not None else None
     if executor_line is not None:      # NPU targets: who runs the nodes, and the alternative

@@ -20,7 +20,7 @@ field)::
     external_activations  on | off       (external RAM)     the arena may go to PSRAM
     split_arena           off | on                          arena over several banks
     weights               auto | flash | ram                where weights live
-    kernels               auto | reference                  kernel variants
+    kernels               auto | arena | reference          kernel variants (fastest = auto when it fits)
     force_cpu             () | nodes the NPU refuses        NPU / CPU mapping override
     tiling_auto           off | on       (pipeline tiles)   layers run tile by tile
     tiling_max_overhead   0.15 | 0.3     (with tiling_auto) extra MACC (halos) accepted
@@ -131,7 +131,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("split_arena", lambda c: (False, True), "the arena spread over several banks",
          lambda k: k.get("activation_region") is None),
     Knob("weights", lambda c: WEIGHT_PLACEMENTS, "weights in flash or copied to RAM"),
-    Knob("kernels", lambda c: KERNEL_PREFERENCES, "kernel variants"),
+    # "fastest" is "auto" whenever the deployment fits, and fails otherwise: not worth a trial
+    Knob("kernels", lambda c: tuple(k for k in KERNEL_PREFERENCES if k != "fastest"), "kernel variants"),
     Knob("force_cpu", lambda c: ((), *((name,) for name in c.npu_refused)) if c.target.npu else ((),),
          "nodes forced onto the CPU"),
     Knob("tiling_auto", lambda c: (False, True) if c.tiling else (False,), "layers run tile by tile",
