@@ -102,15 +102,17 @@ def measure(path: Path, core: str, kernels: str) -> dict:
     nodes = {node.name: node for node in graph.nodes}
     order = [name for name in deployment.plan.order if name not in deployment.plan.elided_nodes]
     per_type = {kind: [0, 0] for kind in TYPES}
+    layers = []
     for name, instructions in zip(order, result.layer_instructions[0]):
         node = nodes[name]
         per_type[layer_type(node)][0] += instructions
         per_type[layer_type(node)][1] += int(get_op(node.op).macc(node))
+        layers.append([name, layer_type(node), instructions, int(get_op(node.op).macc(node))])
     with tempfile.TemporaryDirectory() as folder:
         write_project(generate_files(deployment, ProjectOptions()), Path(folder))
         sizes = {level: code_bytes(Path(folder), cpu, board, level) for level in ("-O2", "-Os")}
     return {"model": path.name, "core": core, "kernels": kernels, "bit_exact": exact,
-            "instructions": result.instructions[0], "per_type": per_type, "code": sizes,
+            "instructions": result.instructions[0], "per_type": per_type, "layers": layers, "code": sizes,
             "arena": deployment.plan.arena_bytes,
             "scratch": sum(p.size for p in deployment.plan.scratch.values()),
             "macc": sum(int(get_op(n.op).macc(n)) for n in graph.nodes),
