@@ -227,23 +227,21 @@ static void decode_group(const depthwise_shape *shape, int32_t first, group_stag
  * of every tap, and of every tap but those of column 0 / column 2, summed once per row (mod
  * 2^32, as the accumulators). */
 static void interior_bias(const depthwise_shape *shape, const int8_t *w, group_stage *stage) {
-    int32_t sums[3][2] = {{0, 0}, {0, 0}, {0, 0}};   /* per column: (c, c+2), (c+1, c+3) */
-    for (int32_t tap = 0; tap < 9; ++tap) {
-        int32_t word = mcu_read32(w + 4 * tap);
-        sums[tap % 3][0] = mcu_sxtab16(sums[tap % 3][0], word);   /* |sum| <= 3 * 128 per half */
-        sums[tap % 3][1] = mcu_sxtab16_ror8(sums[tap % 3][1], word);
+    int32_t even[3], odd[3];   /* per column j: (c, c+2) and (c+1, c+3) sums of its three taps */
+    for (int32_t j = 0; j < 3; ++j) {   /* |sum| <= 3 * 128 per half */
+        int32_t top = mcu_read32(w + 4 * j), middle = mcu_read32(w + 12 + 4 * j), bottom = mcu_read32(w + 24 + 4 * j);
+        even[j] = mcu_sxtab16(mcu_sxtab16(mcu_sxtb16(top), middle), bottom);
+        odd[j] = mcu_sxtab16_ror8(mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), middle), bottom);
     }
     int32_t offset = shape->quant->input_offset;
     for (int32_t r = 0; r < 4; ++r) {
-        int32_t column[3];
-        for (int32_t j = 0; j < 3; ++j) {
-            int32_t pair = sums[j][r & 1];
-            column[j] = offset * (r < 2 ? (int16_t)pair : pair >> 16);
-        }
-        uint32_t middle = (uint32_t)stage->bias[r] + (uint32_t)column[1];
-        stage->interior[r] = (int32_t)(middle + (uint32_t)column[0] + (uint32_t)column[2]);
-        stage->left[r] = (int32_t)(middle + (uint32_t)column[2]);
-        stage->right_edge[r] = (int32_t)(middle + (uint32_t)column[0]);
+        const int32_t *pairs = (r & 1) ? odd : even;
+        int32_t first = r < 2 ? (int16_t)pairs[0] : pairs[0] >> 16, second = r < 2 ? (int16_t)pairs[1] : pairs[1] >> 16;
+        int32_t last = r < 2 ? (int16_t)pairs[2] : pairs[2] >> 16;
+        uint32_t middle = (uint32_t)stage->bias[r] + (uint32_t)(offset * second);
+        stage->left[r] = (int32_t)(middle + (uint32_t)(offset * last));
+        stage->right_edge[r] = (int32_t)(middle + (uint32_t)(offset * first));
+        stage->interior[r] = (int32_t)((uint32_t)stage->left[r] + (uint32_t)(offset * first));
     }
 }
 
@@ -377,9 +375,13 @@ static void row_group(const depthwise_shape *shape, tap_window *window, const in
         return;
     }
     interior_bias(shape, w, &stage);
-    pixels_border(shape, window, in, w, group, &stage, 0, shape->x_first, out);
+    if (shape->x_first > 0) {
+        pixels_border(shape, window, in, w, group, &stage, 0, shape->x_first, out);
+    }
     pixels_3x3(shape, window, in, w, group, &stage, shape->x_first, shape->x_end, out);
-    pixels_border(shape, window, in, w, group, &stage, shape->x_end, width, out);
+    if (shape->x_end < width) {
+        pixels_border(shape, window, in, w, group, &stage, shape->x_end, width, out);
+    }
 }
 
 /* One tail channel of every pixel of one output row. */
