@@ -15,6 +15,16 @@
  * four bytes each; the C % 4 tail channels last, tap-major). Remaining C % 4 channels run
  * one at a time.
  *
+ * 3x3, dilation 1 (group_3x3 / group_3x2, inline asm): a pixel whose window is inside the
+ * input, or misses only its first or last column, with all three rows inside, reads its
+ * taps without the offset (SXTB16 only) from an accumulator started at
+ *
+ *   bias[c] + input_offset * sum_{present taps} W[c, i, j]        (per row and group)
+ *
+ * Output stage of a "simple" group (every channel not wide, shift -1..-22): the output
+ * offset folded into the rounding term (round + output_offset * 2^right), SSAT to int8, the
+ * four bytes packed (PKHBT, UXTB16) and clamped bytewise (SSUB8 + SEL), one word store.
+ *
  * Loop order: output rows; within a row, groups of four channels (their scales decoded
  * once per row); within a group, the row's pixels. Access order (for the overlap proof):
  * a row's stores are interleaved with its own reads but precede every read of the next
