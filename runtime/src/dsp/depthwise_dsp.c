@@ -201,6 +201,13 @@ static int8_t requantize(const depthwise_shape *shape, int32_t acc, const mcu_ds
     return mcu_dsp_output_any(acc, scale, shape->quant->output_offset, activation->min, activation->max);
 }
 
+/* The simple output stage of a group, copied into the pixel loops' own frame (sp-relative
+ * loads, no pointer kept across the asm blocks). */
+typedef struct {
+    int32_t multiplier[4], round[4], right[4];
+    int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
+} simple_stage;
+
 /* The output stage of one group of four channels, decoded once per output row. "Simple"
  * (every channel: not wide, left shift 0, right shift 1..22): the output offset folded into
  * the rounding term, round = 2^(right-1) + output_offset * 2^right, which the floor of the
@@ -209,7 +216,7 @@ typedef struct {
     int32_t bias[4];
     int32_t interior[4];                         /* bias + input_offset * sum of the 3x3 weights */
     int32_t left[4], right_edge[4];              /* the same without column 0 / column 2 */
-    int32_t multiplier[4], round[4], right[4];   /* the simple stage */
+    simple_stage simple_part;                    /* the simple stage */
     mcu_dsp_scale scales[4];                     /* any channel */
     int32_t simple;
 } group_stage;
@@ -223,10 +230,13 @@ static void decode_group(const depthwise_shape *shape, int32_t first, group_stag
         simple &= right >= 1 && right <= 22 && quant->multiplier[first + r] >= 0 && magnitude < shape->simple_limit;
         right = right >= 1 && right <= 22 ? right : 1;
         stage->bias[r] = bias;
-        stage->multiplier[r] = quant->multiplier[first + r];
-        stage->right[r] = right;
-        stage->round[r] = (int32_t)(((uint32_t)1 << (right - 1)) + ((uint32_t)quant->output_offset << right));
+        stage->simple_part.multiplier[r] = quant->multiplier[first + r];
+        stage->simple_part.right[r] = right;
+        stage->simple_part.round[r] = (int32_t)(((uint32_t)1 << (right - 1))
+                                                + ((uint32_t)quant->output_offset << right));
     }
+    stage->simple_part.low_bytes = shape->low_bytes;
+    stage->simple_part.high_bytes = shape->high_bytes;
     stage->simple = simple;
     for (int32_t r = 0; r < 4 && !simple; ++r) {
         stage->scales[r] = scale_of(shape, first + r, &stage->bias[r]);
@@ -261,13 +271,6 @@ MCU_DSP_INLINE int32_t simple_value(int32_t acc, int32_t multiplier, int32_t rou
     return (value + round + (value >> 31)) >> right;
 }
 
-/* The simple output stage of a group, copied into the pixel loops' own frame (sp-relative
- * loads, no pointer kept across the asm blocks). */
-typedef struct {
-    int32_t multiplier[4], round[4], right[4];
-    int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
-} simple_stage;
-
 /* out[0..3] of a simple group: each value saturated to int8 (SSAT), the four bytes packed
  * into one word (PKHBT, UXTB16) and clamped to the activation bytewise (SSUB8 + SEL, a no-op
  * for -128 / 127): clamp(ssat8(v), low, high) = clamp(v, low, high), -128 <= low <= high <= 127. */
@@ -280,16 +283,6 @@ MCU_DSP_INLINE void store_simple(const simple_stage *stage, const int32_t acc[4]
     mcu_write32(out, mcu_min8(mcu_max8(word, stage->low_bytes), stage->high_bytes));
 }
 
-static void simple_of(const depthwise_shape *shape, const group_stage *stage, simple_stage *simple) {
-    for (int32_t r = 0; r < 4; ++r) {
-        simple->multiplier[r] = stage->multiplier[r];
-        simple->round[r] = stage->round[r];
-        simple->right[r] = stage->right[r];
-    }
-    simple->low_bytes = shape->low_bytes;
-    simple->high_bytes = shape->high_bytes;
-}
-
 /* out[0..3] of four accumulators, any group. */
 MCU_DSP_INLINE void store_group(const depthwise_shape *shape, const group_stage *stage, const int32_t acc[4],
                                 int8_t *out) {
@@ -299,9 +292,7 @@ MCU_DSP_INLINE void store_group(const depthwise_shape *shape, const group_stage 
         }
         return;
     }
-    simple_stage simple;
-    simple_of(shape, stage, &simple);
-    store_simple(&simple, acc, out);
+    store_simple(&stage->simple_part, acc, out);
 }
 
 /* Pixels x0..x1-1 of one output row, channels 4g..4g+3, every tap through the window loop. */
@@ -332,8 +323,7 @@ MCU_DSP_NOINLINE void pixels_3x3(const depthwise_shape *shape, const tap_window 
         }
         return;
     }
-    simple_stage simple;
-    simple_of(shape, stage, &simple);
+    simple_stage simple = stage->simple_part;   /* into this frame: sp-relative loads */
     int32_t interior[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
     for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
         int32_t acc[4] = {interior[0], interior[1], interior[2], interior[3]};
