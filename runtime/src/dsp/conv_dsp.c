@@ -15,7 +15,8 @@
  * Weights: rows zero-padded from K to Kp and interleaved by pairs of output channels
  * (mcu_runtime_dsp.h, mcu_dsp_dot.h). A pointwise conv (1x1, stride 1, no padding) widens
  * its two input rows directly; other convs with C % 4 == 0 widen whole kernel rows or taps;
- * C % 4 != 0 gathers the field as int8 first, then widens it.
+ * C % 4 != 0 gathers the field as int8 first (each kernel row one run of kW*C bytes when the
+ * window's columns are inside, else tap by tap), then widens it.
  *
  * Out c_stride (mcu_runtime.h): output pixel p at out + p * c_stride.
  *
