@@ -2,7 +2,8 @@
 ``kernels.json`` files written by ``benchmarks/kernels_bench.py`` (its ``layers`` records).
 
 Run ``python benchmarks/kernels_layers_compare.py BEFORE.json AFTER.json --core M4 --type depthwise
---out kernels_m4_depthwise.md``. Writes ``benchmarks/results/<out>``. QEMU's ``-icount shift=0``
+--out kernels_m4_depthwise.md`` (BEFORE.json: ``kernels.json`` of the bench run on the previous
+commit, kept as ``results/kernels_m4_before.json``). Writes ``benchmarks/results/<out>``. QEMU's ``-icount shift=0``
 counts are exact and repeatable, so two runs of the bench on different commits compare
 instruction for instruction (the machine load does not enter them).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -56,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     before, after = layer_rows(args.before, args.core, args.type), layer_rows(args.after, args.core, args.type)
     text = "\n".join([f"# {args.type} layers on {args.core}: instructions per MACC before / after", "",
-                      f"`python benchmarks/kernels_layers_compare.py {' '.join(sys.argv[1:])}`; both files written by "
+                      f"`python benchmarks/kernels_layers_compare.py {shlex.join(sys.argv[1:])}`; both files written by "
                       "`benchmarks/kernels_bench.py` (QEMU -icount shift=0, exact counts).", ""]
                      + table(before, after, args.type)) + "\n"
     (RESULTS / args.out).write_text(text)
