@@ -123,15 +123,17 @@ def measure(path: Path, core: str, kernels: str, cmsis: dict | None = None) -> d
     extra = {"cmsis_nn": cmsis_nn_totals(deployment, feeds, core, layers, cmsis, path.stem)} if cmsis else {}
     nodes = {node.name: node for node in graph.nodes}
     per_type = {kind: [0, 0] for kind in TYPES}
+    rows = []
     for name, instructions in layers.items():
         node = nodes[name]
         per_type[layer_type(node)][0] += instructions
         per_type[layer_type(node)][1] += int(get_op(node.op).macc(node))
+        rows.append([name, layer_type(node), instructions, int(get_op(node.op).macc(node))])
     with tempfile.TemporaryDirectory() as folder:
         write_project(generate_files(deployment, ProjectOptions()), Path(folder))
         sizes = {level: code_bytes(Path(folder), cpu, board, level) for level in ("-O2", "-Os")}
     return {"model": path.name, "core": core, "kernels": kernels, "bit_exact": exact,
-            "instructions": result.instructions[0], "per_type": per_type, "code": sizes,
+            "instructions": result.instructions[0], "per_type": per_type, "layers": rows, "code": sizes,
             "arena": deployment.plan.arena_bytes,
             "scratch": sum(p.size for p in deployment.plan.scratch.values()),
             "macc": sum(int(get_op(n.op).macc(n)) for n in graph.nodes),

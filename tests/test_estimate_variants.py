@@ -70,12 +70,16 @@ def dsp_depthwise_loops(node) -> Counter:
     counts = Counter()
     for y in range(out_h):
         rows = [i for i in range(kernel_h) if 0 <= y * sh - pt + i < height]
+        unrolled = (kernel_h, kernel_w) == (3, 3) and len(rows) == 3
         for _group in range(channels // 4):
             counts["dwd_row_groups"] += 1
+            counts["dwd_unrolled_row_groups"] += unrolled
             for x in range(out_w):
                 cols = [j for j in range(kernel_w) if 0 <= x * sw - pl + j < width]
-                if (kernel_h, kernel_w) == (3, 3) and len(rows) == 3 and len(cols) == 3:
+                if unrolled and len(cols) == 3:
                     counts["dwd_fast"] += 1
+                elif unrolled and len(cols) == 2:
+                    counts["dwd_border"] += 1
                 else:
                     counts["dwd_slow_rows"] += len(rows)
                     counts["dwd_slow_taps"] += len(rows) * len(cols)

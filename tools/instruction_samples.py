@@ -173,15 +173,29 @@ def _depthwise_paths(batch: LayerBatch, rng) -> None:
 DEPTHWISE_PATH_SAMPLERS = [(_depthwise_paths, 48)]
 
 
+def _depthwise_narrow(batch: LayerBatch, rng) -> None:
+    """3x3 depthwise layers on narrow maps (W 2..8, as DS-CNN's 25 x 5): most pixels are
+    border pixels and the per-row costs weigh (the DSP kernel's border and row paths)."""
+    c = _pick(rng, (8, 16, 24, 32, 64, 96, 128))
+    h, w = int(rng.integers(3, 31)), int(rng.integers(2, 9))
+    stride = 1 if rng.random() < 0.7 else 2
+    batch.conv(h, w, c, c, (3, 3), stride, "same", group=c, relu=bool(rng.random() < 0.5))
+
+
+DEPTHWISE_NARROW_SAMPLERS = [(_depthwise_narrow, 40)]
+
+
 def coverage_batches(seed: int = 2027) -> list:
     """Layers with some channels' requantization shifts >= 0, layers with some biases near
     2^30 (the "wide" channels of trained models), convolutions on maps of 1-3 pixels a
-    side, fully connected layers over every 4-unit block remainder, and the Helium
-    depthwise's 1-D and pixel paths, for every preference."""
+    side, fully connected layers over every 4-unit block remainder, the Helium
+    depthwise's 1-D and pixel paths, and 3x3 depthwise layers on narrow maps, for every
+    preference."""
     return sample_batches(seed, WIDE_SAMPLERS, "wide", (0.3, 2.0)) + \
         sample_batches(seed + 10, WIDE_SAMPLERS, "bias", huge_bias_share=0.5) + \
         sample_batches(seed + 20, HEAD_SAMPLERS, "head") + sample_batches(seed + 30, FC_BLOCK_SAMPLERS, "fcq") + \
-        sample_batches(seed + 40, DEPTHWISE_PATH_SAMPLERS, "dwpath")
+        sample_batches(seed + 40, DEPTHWISE_PATH_SAMPLERS, "dwpath") + \
+        sample_batches(seed + 50, DEPTHWISE_NARROW_SAMPLERS, "dwnarrow")
 
 
 def dsp_on_helium_batches(seed: int = 2028) -> list:

@@ -15,7 +15,8 @@
  * Weights: rows zero-padded from K to Kp and interleaved by pairs of output channels
  * (mcu_runtime_dsp.h, mcu_dsp_dot.h). A pointwise conv (1x1, stride 1, no padding) widens
  * its two input rows directly; other convs with C % 4 == 0 widen whole kernel rows or taps;
- * C % 4 != 0 gathers the field as int8 first, then widens it.
+ * C % 4 != 0 gathers the field as int8 first (each kernel row one run of kW*C bytes when the
+ * window's columns are inside, else tap by tap), then widens it.
  *
  * Out c_stride (mcu_runtime.h): output pixel p at out + p * c_stride.
  *
@@ -33,6 +34,7 @@ typedef struct {
     int32_t depth, row;      /* K and Kp */
     int32_t offset_pair;     /* (input_offset, input_offset) */
     int8_t pad;              /* the input zero point (what X + input_offset = 0 reads) */
+    int32_t pad_word;        /* four of them */
 } conv_shape;
 
 /* Receptive field of output pixel (batch, y, x) when C % 4 == 0: whole rows or taps, into
@@ -89,6 +91,41 @@ static void field_by_bytes(const conv_shape *shape, const int8_t *in, int32_t ba
     mcu_dsp_widen(gathered, shape->row, shape->offset_pair, column, 8);
 }
 
+/* `count` bytes from `source` to `target`, a word at a time while four remain (unaligned
+ * LDR / STR), never past either run. */
+static inline void copy_run(int8_t *target, const int8_t *source, int32_t count) {
+    int32_t t = 0;
+    for (; t + 4 <= count; t += 4) {
+        mcu_write32(target + t, mcu_read32(source + t));
+    }
+    for (; t < count; ++t) {
+        target[t] = source[t];
+    }
+}
+
+/* Receptive field when C % 4 != 0 and the window's columns are inside the input (dilation_w
+ * 1; the first layers, C = 1 / 3): each kernel row is one run of kW*C contiguous input bytes,
+ * copied as such (a row in the padding: the zero point), then widened. */
+static void field_by_runs(const conv_shape *shape, const int8_t *in, int32_t batch, int32_t y, int32_t in_x0,
+                          int8_t *gathered, int16_t *column) {
+    const mcu_conv_params *p = shape->params;
+    const mcu_dims *in_dims = shape->in_dims;
+    int32_t run = shape->w_dims->w * in_dims->c;
+    int32_t in_y = y * p->stride_h - p->pad_top;
+    int8_t *cursor = gathered;
+    mcu_write32(gathered + shape->row - 4, shape->pad_word);   /* the K..Kp tail (runs overwrite the rest) */
+    for (int32_t i = 0; i < shape->w_dims->h; ++i, cursor += run, in_y += p->dilation_h) {
+        if (in_y < 0 || in_y >= in_dims->h) {
+            for (int32_t t = 0; t < run; ++t) {
+                cursor[t] = shape->pad;
+            }
+        } else {
+            copy_run(cursor, in + ((batch * in_dims->h + in_y) * in_dims->w + in_x0) * in_dims->c, run);
+        }
+    }
+    mcu_dsp_widen(gathered, shape->row, shape->offset_pair, column, 8);
+}
+
 /* The field of output pixel `pixel` into column `which` (0 or 1) of the pair at `columns`. */
 static void field(const conv_shape *shape, const int8_t *in, int32_t pixel, int8_t *gathered,
                   int16_t *columns, int32_t which) {
@@ -96,7 +133,13 @@ static void field(const conv_shape *shape, const int8_t *in, int32_t pixel, int8
     int32_t x = pixel % out_dims->w, y = (pixel / out_dims->w) % out_dims->h;
     int32_t batch = pixel / (out_dims->w * out_dims->h);
     if (shape->in_dims->c % 4 != 0) {
-        field_by_bytes(shape, in, batch, y, x, gathered, columns + 4 * which);
+        const mcu_conv_params *p = shape->params;
+        int32_t in_x0 = x * p->stride_w - p->pad_left;
+        if (p->dilation_w == 1 && in_x0 >= 0 && in_x0 + shape->w_dims->w <= shape->in_dims->w) {
+            field_by_runs(shape, in, batch, y, in_x0, gathered, columns + 4 * which);
+        } else {
+            field_by_bytes(shape, in, batch, y, x, gathered, columns + 4 * which);
+        }
     } else {
         field_by_taps(shape, in, batch, y, x, columns + 4 * which);
     }
@@ -137,7 +180,8 @@ mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *para
     }
     conv_shape shape = {params, in_dims, w_dims, out_dims, w_dims->h * w_dims->w * w_dims->c,
                         conv_row_length(w_dims), mcu_dsp_pair(quant->input_offset),
-                        (int8_t)(-quant->input_offset)};
+                        (int8_t)(-quant->input_offset),
+                        (int32_t)((uint32_t)(uint8_t)(int8_t)(-quant->input_offset) * 0x01010101u)};
     mcu_dsp_gemm_output output = {quant->multiplier, quant->shift, quant->output_offset, bias, params->activation,
                                   mcu_dsp_reach(shape.depth)};
     int16_t *columns = (int16_t *)ctx->buffer;

@@ -15,6 +15,16 @@
  * four bytes each; the C % 4 tail channels last, tap-major). Remaining C % 4 channels run
  * one at a time.
  *
+ * 3x3, dilation 1 (group_3x3 / group_3x2, inline asm): a pixel whose window is inside the
+ * input, or misses only its first or last column, with all three rows inside, reads its
+ * taps without the offset (SXTB16 only) from an accumulator started at
+ *
+ *   bias[c] + input_offset * sum_{present taps} W[c, i, j]        (per row and group)
+ *
+ * Output stage of a "simple" group (every channel not wide, shift -1..-22): the output
+ * offset folded into the rounding term (round + output_offset * 2^right), SSAT to int8, the
+ * four bytes packed (PKHBT, UXTB16) and clamped bytewise (SSUB8 + SEL), one word store.
+ *
  * Loop order: output rows; within a row, groups of four channels (their scales decoded
  * once per row); within a group, the row's pixels. Access order (for the overlap proof):
  * a row's stores are interleaved with its own reads but precede every read of the next
@@ -31,6 +41,10 @@ typedef struct {
     const int32_t *bias;
     int32_t offset_pair;     /* (input_offset, input_offset) as two halves */
     int32_t reach;           /* mcu_dsp_reach(kH * kW) */
+    int32_t x_first, x_end;  /* the output columns whose window is inside the input */
+    int32_t unrolled;        /* 3x3, dilation 1: the interior pixels through group_3x3 */
+    int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
+    uint32_t simple_limit;   /* |bias| below 2^30 - reach: never wide (0: none) */
 } depthwise_shape;
 
 /* The in-bounds taps of one output row (rows i0..i1-1, with the input index of tap row
@@ -82,14 +96,15 @@ static void group_taps(const depthwise_shape *shape, const tap_window *window, c
     acc[3] = a3;
 }
 
+/* All nine taps of a 3x3 window (dilation 1) inside the input, channels c..c+3, without the
+ * input offset (the interior bias carries input_offset * sum of the weights): `x` = tap (0, 0)
+ * of channel c, `w` = the group's nine weight words; 10 instructions per tap. */
 #if MCU_DSP_NATIVE
-/* All nine taps of a 3x3 window (dilation 1) of channels c..c+3: `x` = tap (0, 0) of
- * channel c, `w` = the group's nine weight words; 10 instructions per tap. */
 #define MCU_DW_TAP(load_x, weight_offset)                  \
     "ldr %[in], " load_x "\n\t"                            \
     "ldr %[wt], [%[w], #" weight_offset "]\n\t"           \
-    "sxtab16 %[x02], %[off], %[in]\n\t"                    \
-    "sxtab16 %[in], %[off], %[in], ror #8\n\t"             \
+    "sxtb16 %[x02], %[in]\n\t"                             \
+    "sxtb16 %[in], %[in], ror #8\n\t"                      \
     "sxtb16 %[w02], %[wt]\n\t"                             \
     "sxtb16 %[wt], %[wt], ror #8\n\t"                      \
     "smlabb %[a0], %[x02], %[w02], %[a0]\n\t"              \
@@ -98,16 +113,35 @@ static void group_taps(const depthwise_shape *shape, const tap_window *window, c
     "smlatt %[a3], %[in], %[wt], %[a3]\n\t"
 #define MCU_DW_ROW(w0, w1, w2) \
     MCU_DW_TAP("[%[x]]", w0) MCU_DW_TAP("[%[x], %[cs]]", w1) MCU_DW_TAP("[%[x], %[cs], lsl #1]", w2)
+#define MCU_DW_ROW2(w0, w1) MCU_DW_TAP("[%[x]]", w0) MCU_DW_TAP("[%[x], %[cs]]", w1)
 
-static void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w, int32_t offset,
-                      int32_t acc[4]) {
+MCU_DSP_INLINE void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
+                              int32_t acc[4]) {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], in, wt, x02, w02;
     __asm__(MCU_DW_ROW("0", "4", "8") "add %[x], %[x], %[rs]\n\t"
             MCU_DW_ROW("12", "16", "20") "add %[x], %[x], %[rs]\n\t"
             MCU_DW_ROW("24", "28", "32")
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [in] "=&r"(in),
               [wt] "=&r"(wt), [x02] "=&r"(x02), [w02] "=&r"(w02)
-            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w), [off] "r"(offset)
+            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w)
+            : "memory");
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+}
+
+/* Two adjacent columns of the three rows (a border pixel missing its first or last column):
+ * `x`, `w` = the first present column's tap and weight word. */
+MCU_DSP_INLINE void group_3x2(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
+                              int32_t acc[4]) {
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], in, wt, x02, w02;
+    __asm__(MCU_DW_ROW2("0", "4") "add %[x], %[x], %[rs]\n\t"
+            MCU_DW_ROW2("12", "16") "add %[x], %[x], %[rs]\n\t"
+            MCU_DW_ROW2("24", "28")
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [in] "=&r"(in),
+              [wt] "=&r"(wt), [x02] "=&r"(x02), [w02] "=&r"(w02)
+            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w)
             : "memory");
     acc[0] = a0;
     acc[1] = a1;
@@ -115,11 +149,24 @@ static void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, co
     acc[3] = a3;
 }
 #else
-static void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w, int32_t offset,
-                      int32_t acc[4]) {
+MCU_DSP_INLINE void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
+                              int32_t acc[4]) {
     for (int32_t tap = 0; tap < 9; ++tap, w += 4) {
         int32_t in = mcu_read32(x + (tap / 3) * row_step + (tap % 3) * column_step), weights = mcu_read32(w);
-        int32_t x02 = mcu_sxtab16(offset, in), x13 = mcu_sxtab16_ror8(offset, in);
+        int32_t x02 = mcu_sxtb16(in), x13 = mcu_sxtb16_ror8(in);
+        acc[0] = mcu_smlabb(x02, mcu_sxtb16(weights), acc[0]);
+        acc[2] = mcu_smlatt(x02, mcu_sxtb16(weights), acc[2]);
+        acc[1] = mcu_smlabb(x13, mcu_sxtb16_ror8(weights), acc[1]);
+        acc[3] = mcu_smlatt(x13, mcu_sxtb16_ror8(weights), acc[3]);
+    }
+}
+
+MCU_DSP_INLINE void group_3x2(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
+                              int32_t acc[4]) {
+    for (int32_t tap = 0; tap < 6; ++tap) {
+        int32_t in = mcu_read32(x + (tap / 2) * row_step + (tap % 2) * column_step);
+        int32_t weights = mcu_read32(w + 12 * (tap / 2) + 4 * (tap % 2));
+        int32_t x02 = mcu_sxtb16(in), x13 = mcu_sxtb16_ror8(in);
         acc[0] = mcu_smlabb(x02, mcu_sxtb16(weights), acc[0]);
         acc[2] = mcu_smlatt(x02, mcu_sxtb16(weights), acc[2]);
         acc[1] = mcu_smlabb(x13, mcu_sxtb16_ror8(weights), acc[1]);
@@ -154,47 +201,186 @@ static int8_t requantize(const depthwise_shape *shape, int32_t acc, const mcu_ds
     return mcu_dsp_output_any(acc, scale, shape->quant->output_offset, activation->min, activation->max);
 }
 
-/* out[0..3] of four accumulators. */
-static void store_group(const depthwise_shape *shape, const int32_t acc[4], const mcu_dsp_scale scales[4],
-                        int32_t wide, int8_t *out) {
-    const mcu_activation *activation = &shape->params->activation;
-    int32_t offset = shape->quant->output_offset, low = activation->min, high = activation->max;
-    if (wide) {
+/* The simple output stage of a group, copied into the pixel loops' own frame (sp-relative
+ * loads, no pointer kept across the asm blocks). */
+typedef struct {
+    int32_t multiplier[4], round[4], right[4];
+    int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
+} simple_stage;
+
+/* The output stage of one group of four channels, decoded once per output row. "Simple"
+ * (every channel: not wide, left shift 0, right shift 1..22): the output offset folded into
+ * the rounding term, round = 2^(right-1) + output_offset * 2^right, which the floor of the
+ * shift carries through exactly (|value + round| < 2^31 for right <= 22). */
+typedef struct {
+    int32_t bias[4];
+    int32_t interior[4];                         /* bias + input_offset * sum of the 3x3 weights */
+    int32_t left[4], right_edge[4];              /* the same without column 0 / column 2 */
+    simple_stage simple_part;                    /* the simple stage */
+    mcu_dsp_scale scales[4];                     /* any channel */
+    int32_t simple;
+} group_stage;
+
+static void decode_group(const depthwise_shape *shape, int32_t first, group_stage *stage) {
+    const mcu_channel_quant *quant = shape->quant;
+    int32_t simple = 1;
+    for (int32_t r = 0; r < 4; ++r) {   /* the simple stage straight from the arrays */
+        int32_t bias = shape->bias != NULL ? shape->bias[first + r] : 0, right = -quant->shift[first + r];
+        uint32_t magnitude = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
+        simple &= right >= 1 && right <= 22 && quant->multiplier[first + r] >= 0 && magnitude < shape->simple_limit;
+        right = right >= 1 && right <= 22 ? right : 1;
+        stage->bias[r] = bias;
+        stage->simple_part.multiplier[r] = quant->multiplier[first + r];
+        stage->simple_part.right[r] = right;
+        stage->simple_part.round[r] = (int32_t)(((uint32_t)1 << (right - 1))
+                                                + ((uint32_t)quant->output_offset << right));
+    }
+    stage->simple_part.low_bytes = shape->low_bytes;
+    stage->simple_part.high_bytes = shape->high_bytes;
+    stage->simple = simple;
+    for (int32_t r = 0; r < 4 && !simple; ++r) {
+        stage->scales[r] = scale_of(shape, first + r, &stage->bias[r]);
+    }
+}
+
+/* The interior biases of a 3x3 group (`w`: its nine weight words): the input offset's share
+ * of every tap, and of every tap but those of column 0 / column 2, summed once per row (mod
+ * 2^32, as the accumulators). */
+static void interior_bias(const depthwise_shape *shape, const int8_t *w, group_stage *stage) {
+    int32_t even[3], odd[3];   /* per column j: (c, c+2) and (c+1, c+3) sums of its three taps */
+    for (int32_t j = 0; j < 3; ++j) {   /* |sum| <= 3 * 128 per half */
+        int32_t top = mcu_read32(w + 4 * j), middle = mcu_read32(w + 12 + 4 * j), bottom = mcu_read32(w + 24 + 4 * j);
+        even[j] = mcu_sxtab16(mcu_sxtab16(mcu_sxtb16(top), middle), bottom);
+        odd[j] = mcu_sxtab16_ror8(mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), middle), bottom);
+    }
+    int32_t offset = shape->quant->input_offset;
+    for (int32_t r = 0; r < 4; ++r) {
+        const int32_t *pairs = (r & 1) ? odd : even;
+        int32_t first = r < 2 ? (int16_t)pairs[0] : pairs[0] >> 16, second = r < 2 ? (int16_t)pairs[1] : pairs[1] >> 16;
+        int32_t last = r < 2 ? (int16_t)pairs[2] : pairs[2] >> 16;
+        uint32_t middle = (uint32_t)stage->bias[r] + (uint32_t)(offset * second);
+        stage->left[r] = (int32_t)(middle + (uint32_t)(offset * last));
+        stage->right_edge[r] = (int32_t)(middle + (uint32_t)(offset * first));
+        stage->interior[r] = (int32_t)((uint32_t)stage->left[r] + (uint32_t)(offset * first));
+    }
+}
+
+/* floor((smmulr(2 acc, m) + round - [negative]) / 2^right): mbqm + the output offset. */
+MCU_DSP_INLINE int32_t simple_value(int32_t acc, int32_t multiplier, int32_t round, int32_t right) {
+    int32_t value = mcu_smmulr((int32_t)((uint32_t)acc << 1), multiplier);
+    return (value + round + (value >> 31)) >> right;
+}
+
+/* out[0..3] of a simple group: each value saturated to int8 (SSAT), the four bytes packed
+ * into one word (PKHBT, UXTB16) and clamped to the activation bytewise (SSUB8 + SEL, a no-op
+ * for -128 / 127): clamp(ssat8(v), low, high) = clamp(v, low, high), -128 <= low <= high <= 127. */
+MCU_DSP_INLINE void store_simple(const simple_stage *stage, const int32_t acc[4], int8_t *out) {
+    int32_t v0 = mcu_ssat8(simple_value(acc[0], stage->multiplier[0], stage->round[0], stage->right[0]));
+    int32_t v1 = mcu_ssat8(simple_value(acc[1], stage->multiplier[1], stage->round[1], stage->right[1]));
+    int32_t v2 = mcu_ssat8(simple_value(acc[2], stage->multiplier[2], stage->round[2], stage->right[2]));
+    int32_t v3 = mcu_ssat8(simple_value(acc[3], stage->multiplier[3], stage->round[3], stage->right[3]));
+    int32_t word = mcu_uxtb16(mcu_pkhbt(v0, v2)) | (int32_t)((uint32_t)mcu_uxtb16(mcu_pkhbt(v1, v3)) << 8);
+    mcu_write32(out, mcu_min8(mcu_max8(word, stage->low_bytes), stage->high_bytes));
+}
+
+/* out[0..3] of four accumulators, any group. */
+MCU_DSP_INLINE void store_group(const depthwise_shape *shape, const group_stage *stage, const int32_t acc[4],
+                                int8_t *out) {
+    if (!stage->simple) {
         for (int32_t r = 0; r < 4; ++r) {
-            out[r] = requantize(shape, acc[r], &scales[r]);
+            out[r] = requantize(shape, acc[r], &stage->scales[r]);
         }
         return;
     }
-    out[0] = mcu_dsp_output(acc[0], &scales[0], offset, low, high);
-    out[1] = mcu_dsp_output(acc[1], &scales[1], offset, low, high);
-    out[2] = mcu_dsp_output(acc[2], &scales[2], offset, low, high);
-    out[3] = mcu_dsp_output(acc[3], &scales[3], offset, low, high);
+    store_simple(&stage->simple_part, acc, out);
 }
 
-/* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel). */
+/* Pixels x0..x1-1 of one output row, channels 4g..4g+3, every tap through the window loop. */
+static void pixels_any(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
+                       int32_t group, const group_stage *stage, int32_t x0, int32_t x1, int8_t *out) {
+    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims);
+    for (int32_t x = x0; x < x1; ++x) {
+        int32_t acc[4] = {stage->bias[0], stage->bias[1], stage->bias[2], stage->bias[3]};
+        column_window(shape, x, window);
+        group_taps(shape, window, in, window->row_index + window->column_index + 4 * group, w, acc);
+        store_group(shape, stage, acc, out + x * pixel_stride + 4 * group);
+    }
+}
+
+/* Pixels x0..x1-1 whose 3x3 window (dilation 1) is entirely in bounds. */
+MCU_DSP_NOINLINE void pixels_3x3(const depthwise_shape *shape, const tap_window *window, const int8_t *in, const int8_t *w,
+                       int32_t group, const group_stage *stage, int32_t x0, int32_t x1, int8_t *out) {
+    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims), channels = shape->in_dims->c;
+    int32_t row_step = shape->in_dims->w * channels, step = shape->params->stride_w * channels;
+    const int8_t *x = in + window->row_index + (x0 * shape->params->stride_w - shape->params->pad_left) * channels
+                      + 4 * group;
+    out += x0 * pixel_stride + 4 * group;
+    if (!stage->simple) {
+        for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
+            int32_t acc[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
+            group_3x3(x, channels, row_step, w, acc);
+            store_group(shape, stage, acc, out);
+        }
+        return;
+    }
+    simple_stage simple = stage->simple_part;   /* into this frame: sp-relative loads */
+    int32_t interior[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
+    for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
+        int32_t acc[4] = {interior[0], interior[1], interior[2], interior[3]};
+        group_3x3(x, channels, row_step, w, acc);
+        store_simple(&simple, acc, out);
+    }
+}
+
+/* Border pixels x0..x1-1 of a row whose three 3x3 rows are in bounds: a missing first or
+ * last column through group_3x2 (its bias without that column's offset share), the others
+ * (an input narrower than the window) through the window loop. */
+MCU_DSP_NOINLINE void pixels_border(const depthwise_shape *shape, tap_window *window, const int8_t *in,
+                                    const int8_t *w, int32_t group, const group_stage *stage, int32_t x0,
+                                    int32_t x1, int8_t *out) {
+    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims), channels = shape->in_dims->c;
+    int32_t row_step = shape->in_dims->w * channels;
+    for (int32_t x = x0; x < x1; ++x) {
+        column_window(shape, x, window);
+        const int8_t *first = in + window->row_index + window->column_index + 4 * group;
+        int32_t acc[4];
+        if (window->j1 - window->j0 == 2 && (window->j0 == 1 || window->j1 == 2)) {
+            const int32_t *bias = window->j0 == 1 ? stage->left : stage->right_edge;
+            acc[0] = bias[0];
+            acc[1] = bias[1];
+            acc[2] = bias[2];
+            acc[3] = bias[3];
+            group_3x2(first + window->j0 * channels, channels, row_step, w + 4 * window->j0, acc);
+        } else {
+            acc[0] = stage->bias[0];
+            acc[1] = stage->bias[1];
+            acc[2] = stage->bias[2];
+            acc[3] = stage->bias[3];
+            group_taps(shape, window, in, window->row_index + window->column_index + 4 * group, w, acc);
+        }
+        store_group(shape, stage, acc, out + x * pixel_stride + 4 * group);
+    }
+}
+
+/* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel): the
+ * interior columns x_first..x_end-1 of a 3x3 window with all three rows in bounds unrolled,
+ * the others through the window loop. */
 static void row_group(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
                       int32_t group, int8_t *out) {
-    int32_t channels = shape->in_dims->c, bias[4], wide = 0;
-    mcu_dsp_scale scales[4];
-    for (int32_t r = 0; r < 4; ++r) {
-        scales[r] = scale_of(shape, 4 * group + r, &bias[r]);
-        wide |= scales[r].wide;
+    group_stage stage;
+    decode_group(shape, 4 * group, &stage);
+    int32_t width = shape->out_dims->w;
+    if (!shape->unrolled || window->i0 != 0 || window->i1 != 3) {
+        pixels_any(shape, window, in, w, group, &stage, 0, width, out);
+        return;
     }
-    const mcu_depthwise_params *p = shape->params;
-    int32_t column_step = channels, row_step = shape->in_dims->w * channels;
-    int32_t full_rows = window->i0 == 0 && window->i1 == 3 && shape->w_dims->h == 3 && shape->w_dims->w == 3
-                        && p->dilation_h == 1 && p->dilation_w == 1;
-    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims);
-    for (int32_t x = 0; x < shape->out_dims->w; ++x, out += pixel_stride) {
-        int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
-        column_window(shape, x, window);
-        int32_t first = window->row_index + window->column_index + 4 * group;
-        if (full_rows && window->j0 == 0 && window->j1 == 3) {
-            group_3x3(in + first, column_step, row_step, w, shape->offset_pair, acc);
-        } else {
-            group_taps(shape, window, in, first, w, acc);
-        }
-        store_group(shape, acc, scales, wide, out + 4 * group);
+    interior_bias(shape, w, &stage);
+    if (shape->x_first > 0) {
+        pixels_border(shape, window, in, w, group, &stage, 0, shape->x_first, out);
+    }
+    pixels_3x3(shape, window, in, w, group, &stage, shape->x_first, shape->x_end, out);
+    if (shape->x_end < width) {
+        pixels_border(shape, window, in, w, group, &stage, shape->x_end, width, out);
     }
 }
 
@@ -211,6 +397,21 @@ static void row_channel(const depthwise_shape *shape, tap_window *window, const 
     }
 }
 
+/* The output columns x_first..x_end-1 whose window lies inside the input (x_end >= x_first). */
+static void interior_columns(depthwise_shape *shape) {
+    const mcu_depthwise_params *p = shape->params;
+    int32_t span = (shape->w_dims->w - 1) * p->dilation_w, width = shape->out_dims->w;
+    int32_t first = (p->pad_left + p->stride_w - 1) / p->stride_w;
+    int32_t end = shape->in_dims->w - 1 - span + p->pad_left;   /* x * stride_w <= end */
+    end = end < 0 ? 0 : end / p->stride_w + 1;
+    shape->x_first = first < width ? first : width;
+    shape->x_end = end < shape->x_first ? shape->x_first : (end < width ? end : width);
+}
+
+static int32_t byte_pattern(int32_t value) {
+    return (int32_t)((uint32_t)(uint8_t)(int8_t)value * 0x01010101u);
+}
+
 mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwise_params *params,
                                        const mcu_channel_quant *quant, const mcu_dims *in_dims,
                                        const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
@@ -220,8 +421,14 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
         return MCU_ERR_ARG;
     }
     int32_t taps = w_dims->h * w_dims->w, channels = in_dims->c, groups = channels / 4;
-    depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, 0, mcu_dsp_reach(taps)};
+    depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, 0, mcu_dsp_reach(taps), 0, 0, 0,
+                             0, 0, 0u};
     shape.offset_pair = mcu_dsp_pair(quant->input_offset);
+    shape.unrolled = w_dims->h == 3 && w_dims->w == 3 && params->dilation_h == 1 && params->dilation_w == 1;
+    shape.low_bytes = byte_pattern(params->activation.min);
+    shape.high_bytes = byte_pattern(params->activation.max);
+    interior_columns(&shape);
+    shape.simple_limit = shape.reach < (1 << 30) ? (uint32_t)((1 << 30) - shape.reach) : 0u;
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * mcu_pixel_stride(out_dims)) {
             tap_window window;

@@ -1,7 +1,7 @@
 /*
  * gemm_dsp.c - the output stage of the _dsp conv and fully connected kernels
  * (mcu_dsp_gemm.h): 2x2 blocks of (2 columns x 2 paired rows), their remainders, and the
- * requantization of every output, in a "simple" and a general version.
+ * requantization of every output, in a "saturating", a "simple" and a general version.
  */
 #include "mcu_dsp_dot.h"
 #include "mcu_dsp_gemm.h"
@@ -23,11 +23,52 @@ MCU_DSP_INLINE int8_t requantize(const mcu_dsp_gemm_output *output, int32_t acc,
     return mcu_dsp_output_any(acc, scale, output->output_offset, output->activation.min, output->activation.max);
 }
 
+/* A saturating channel (mcu_dsp_gemm.h): the rounding term with the output offset in it. */
+typedef struct {
+    int32_t multiplier, round, right;
+} saturating_scale;
+
+MCU_DSP_INLINE saturating_scale saturating_of(const mcu_dsp_gemm_output *output, int32_t channel) {
+    saturating_scale scale;
+    scale.multiplier = output->multiplier[channel];
+    scale.right = -output->shift[channel];
+    scale.round = (int32_t)(((uint32_t)1 << (scale.right - 1)) + ((uint32_t)output->output_offset << scale.right));
+    return scale;
+}
+
+/* floor((smmulr(2 acc, m) + round - [negative]) / 2^right) saturated to int8 = the output. */
+MCU_DSP_INLINE int8_t saturated(int32_t acc, const saturating_scale *scale) {
+    int32_t value = mcu_smmulr((int32_t)((uint32_t)acc << 1), scale->multiplier);
+    return (int8_t)mcu_ssat8((value + scale->round + (value >> 31)) >> scale->right);
+}
+
+/* Channels o, o+1 of both columns (or of column 0 when out1 is NULL), saturating stage. */
+MCU_DSP_INLINE void pair_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *rows,
+                                    int32_t groups, int32_t o, int8_t *out0, int8_t *out1) {
+    saturating_scale scale_a = saturating_of(output, o), scale_b = saturating_of(output, o + 1);
+    int32_t acc[4] = {bias_of(output, o), bias_of(output, o + 1), 0, 0};
+    if (out1 != NULL) {
+        acc[2] = acc[0];
+        acc[3] = acc[1];
+        mcu_dsp_dot_2x2(columns, rows, groups, acc);
+        out1[o] = saturated(acc[2], &scale_a);
+        out1[o + 1] = saturated(acc[3], &scale_b);
+    } else {
+        mcu_dsp_dot_1x2(columns, rows, groups, acc);
+    }
+    out0[o] = saturated(acc[0], &scale_a);
+    out0[o + 1] = saturated(acc[1], &scale_b);
+}
+
 MCU_DSP_INLINE void gemm(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
-                         int32_t channels, int8_t *out0, int8_t *out1, int32_t simple) {
+                         int32_t channels, int8_t *out0, int8_t *out1, int32_t simple, int32_t saturating) {
     int32_t groups = row / 4, o = 0;
     for (; o + 1 < channels; o += 2) {
         const int8_t *rows = w + o * row;
+        if (saturating) {
+            pair_saturating(output, columns, rows, groups, o, out0, out1);
+            continue;
+        }
         mcu_dsp_scale scale_a = scale_of(output, o, simple), scale_b = scale_of(output, o + 1, simple);
         int32_t acc[4] = {bias_of(output, o), bias_of(output, o + 1), 0, 0};
         if (out1 != NULL) {
@@ -55,12 +96,17 @@ MCU_DSP_INLINE void gemm(const mcu_dsp_gemm_output *output, const int16_t *colum
     }
 }
 
+void mcu_dsp_gemm_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                             int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
+    gemm(output, columns, w, row, channels, out0, out1, 1, 1);
+}
+
 void mcu_dsp_gemm_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
                          int32_t channels, int8_t *out0, int8_t *out1) {
-    gemm(output, columns, w, row, channels, out0, out1, 1);
+    gemm(output, columns, w, row, channels, out0, out1, 1, 0);
 }
 
 void mcu_dsp_gemm_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                           int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
-    gemm(output, columns, w, row, channels, out0, out1, 0);
+    gemm(output, columns, w, row, channels, out0, out1, 0, 0);
 }

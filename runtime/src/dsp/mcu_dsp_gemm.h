@@ -6,8 +6,13 @@
  *   out0[o] = clamp(mbqm(bias[o] + column 0 . row o, multiplier[o], shift[o]) + output_offset)
  *   out1[o] = the same for column 1 (the next pixel / row), when out1 != NULL
  *
- * Two versions (gemm_dsp.c): one for calls whose channels are all "simple"
- * (mcu_dsp_all_simple: left 1 and mask -1 become constants), one for any channel.
+ * Three versions (gemm_dsp.c): one for calls whose channels are all "simple"
+ * (mcu_dsp_all_simple: left 1 and mask -1 become constants), one for any channel, and the
+ * "saturating" one: simple, every shift -1..-22 and no activation clamp (min -128, max 127):
+ * the output offset folded into the rounding term, which the floor of the shift carries
+ * through exactly (|value + round| < 2^31 for right <= 22), then SSAT to int8:
+ *
+ *   out = ssat8(floor((smmulr(2 acc, m) + 2^(right-1) + offset * 2^right - [negative]) / 2^right))
  */
 #ifndef MCU_DSP_GEMM_H
 #define MCU_DSP_GEMM_H
@@ -30,11 +35,26 @@ void mcu_dsp_gemm_simple(const mcu_dsp_gemm_output *output, const int16_t *colum
                          int32_t channels, int8_t *out0, int8_t *out1);
 void mcu_dsp_gemm_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                           int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
+void mcu_dsp_gemm_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                             int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
 
-/* The version for this call: simple when every one of `channels` channels is. */
+/* Whether every shift is -22 or more (the saturating version's folded offset). */
+static inline int32_t mcu_dsp_shifts_small(const int32_t *shift, int32_t channels) {
+    for (int32_t c = 0; c < channels; ++c) {
+        if (shift[c] < -22) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The version for this call: saturating or simple when every one of `channels` channels is. */
 static inline mcu_dsp_gemm_function mcu_dsp_gemm_for(const mcu_dsp_gemm_output *output, int32_t channels) {
-    return mcu_dsp_all_simple(output->shift, output->bias, channels, output->reach) ? mcu_dsp_gemm_simple
-                                                                                   : mcu_dsp_gemm_general;
+    if (!mcu_dsp_all_simple(output->shift, output->bias, channels, output->reach)) {
+        return mcu_dsp_gemm_general;
+    }
+    int32_t clamps = output->activation.min > -128 || output->activation.max < 127;
+    return !clamps && mcu_dsp_shifts_small(output->shift, channels) ? mcu_dsp_gemm_saturating : mcu_dsp_gemm_simple;
 }
 
 #endif /* MCU_DSP_GEMM_H */

@@ -42,6 +42,13 @@ static inline int32_t mcu_dsp_reach(int32_t depth) {
 #define MCU_DSP_INLINE static inline
 #endif
 
+/* Kept out of line where inlining would leave an inline-asm block without registers. */
+#if defined(__GNUC__)
+#define MCU_DSP_NOINLINE static __attribute__((noinline, noclone))
+#else
+#define MCU_DSP_NOINLINE static
+#endif
+
 /* Whether every channel is "simple": shift <= -1 (left 0, right >= 1) and |bias| + reach
  * < 2^30 (never wide). Checked once per call; then left = 1 and mask = -1 are constants. */
 static inline int32_t mcu_dsp_all_simple(const int32_t *shift, const int32_t *bias, int32_t channels,

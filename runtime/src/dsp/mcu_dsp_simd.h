@@ -15,7 +15,9 @@
  *   smlabb / smlatt / smlabt / smlatb(a, b, c) = c + a.lo|hi * b.lo|hi   (mod 2^32)
  *   smmulr(a, b)    = (a*b + 2^31) >> 32                       (rounded high word)
  *   pkhbt(a, b)     = (a.lo, b.lo);  pkhtb(a, b) = (b.hi, a.hi)
- *   sel_max8(a, b)  = bytewise signed max (SSUB8 + SEL)
+ *   sel_max8(a, b)  = bytewise signed max (SSUB8 + SEL); min8(a, b) = bytewise signed min
+ *   ssat8(x)        = clamp(x, -128, 127)                      (SSAT #8)
+ *   uxtb16(x)       = (zext8(x[7:0]), zext8(x[23:16]))         bytes 0 and 2 -> halves, zero-extended
  */
 #ifndef MCU_DSP_SIMD_H
 #define MCU_DSP_SIMD_H
@@ -108,6 +110,19 @@ static inline int32_t mcu_max8(int32_t a, int32_t b) {
     return __sel(a, b);
 }
 
+static inline int32_t mcu_min8(int32_t a, int32_t b) {
+    (void)__ssub8(a, b); /* GE where a >= b: take b there */
+    return __sel(b, a);
+}
+
+static inline int32_t mcu_ssat8(int32_t x) {
+    return __ssat(x, 8);
+}
+
+static inline int32_t mcu_uxtb16(int32_t x) {
+    return (int32_t)__uxtb16((uint32_t)x);
+}
+
 #else /* portable definitions */
 
 #define MCU_DSP_NATIVE 0
@@ -187,6 +202,23 @@ static inline int32_t mcu_max8(int32_t a, int32_t b) {
         result |= (uint32_t)(uint8_t)(int8_t)(x > y ? x : y) << (8 * index);
     }
     return (int32_t)result;
+}
+
+static inline int32_t mcu_min8(int32_t a, int32_t b) {
+    uint32_t result = 0;
+    for (int32_t index = 0; index < 4; ++index) {
+        int32_t x = mcu_byte(a, index), y = mcu_byte(b, index);
+        result |= (uint32_t)(uint8_t)(int8_t)(x >= y ? y : x) << (8 * index);
+    }
+    return (int32_t)result;
+}
+
+static inline int32_t mcu_ssat8(int32_t x) {
+    return x < -128 ? -128 : (x > 127 ? 127 : x);
+}
+
+static inline int32_t mcu_uxtb16(int32_t x) {
+    return (int32_t)((uint32_t)x & 0x00FF00FFu);
 }
 
 #endif

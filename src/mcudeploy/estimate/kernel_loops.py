@@ -16,13 +16,17 @@ Per axis (:func:`axis_counts`): ``S`` = in-bounds taps summed over output positi
   steps) or, near the left / right edges, ``k_w`` taps of ``ceil(C / L)`` steps each:
   ``pad_rows = N W_o (H_o k_h - S_r)``, ``whole_rows = N S_r W_x``,
   ``edge_taps = N S_r (W_o - W_x) k_w``. DSP with ``C mod 4 != 0`` gathers bytes instead
-  (``gather_taps = P k_h k_w``, ``gather_bytes = P K``, ``gather_words = P K_p / 4``).
+  (``gather_taps = P k_h k_w``, ``gather_bytes = P K``, ``gather_words = P K_p / 4``), in runs
+  of ``k_w C`` bytes per kernel row where the window's columns are inside (``gather_run_*``).
 * blocked products (``g{c}_``: 2 pixels x ``c`` output channels, ``d`` depth lanes,
   ``K_p = ceil_d(K)``): pixel pairs ``P // 2`` and the odd last pixel, times whole channel
   blocks ``C_o // c`` and the ``C_o mod c`` tail, each with its ``K_p / d`` inner steps.
 * depthwise DSP (``dwd_``, 4 channels per word, ``G = C // 4``, tail ``T = C mod 4``): per
   row and group (scales), per pixel and group, the 3x3 fast path for pixels whose window is
-  inside (``F_r F_c``), in-bounds tap rows / taps for the others, and the tail channels.
+  inside (``F_r F_c``), the 3x3 border path for those with the three rows inside and one
+  column missing (``F_r B_c``, ``B_c`` = output columns with two of three taps inside), per
+  row and group of those rows the interior biases (``F_r G``), in-bounds tap rows / taps for
+  the others, and the tail channels.
 * depthwise MVE (8 channels per vector, ``G = ceil(C / 8)``, ``t = [C mod 8 != 0]``): the
   band path ``dwb_`` (dilation 1 with the band as scratch): the ring's initial fill, the
   input rows copied into it group by group (each once, :func:`band_fills`), per output row
@@ -73,11 +77,18 @@ def im2col_counts(shape: dict, lanes: int) -> dict[str, float]:
 
 
 def gather_counts(shape: dict) -> dict[str, float]:
-    """The DSP byte-gather im2col (``C mod 4 != 0``)."""
+    """The DSP byte-gather im2col (``C mod 4 != 0``): pixels whose window columns are inside
+    (dilation 1 along W) copy each kernel row as one run of ``k_w C`` bytes (``gather_run_*``:
+    words and the remaining bytes), the others tap by tap; every field is widened."""
     pixels = shape["n"] * shape["out_h"] * shape["out_w"]
-    return {"gather_pixels": pixels, "gather_taps": pixels * shape["kernel_h"] * shape["kernel_w"],
-            "gather_bytes": pixels * shape["depth"], "gather_words": pixels * shape["depth_padded"] // 4,
-            "gather_fill": pixels * (shape["depth_padded"] - shape["depth"])}
+    runs = shape["n"] * shape["out_h"] * shape["cols"][2]
+    run = shape["kernel_w"] * shape["depth"] // (shape["kernel_h"] * shape["kernel_w"])   # k_w C
+    run_rows = runs * shape["kernel_h"]
+    return {"gather_pixels": pixels, "gather_taps": (pixels - runs) * shape["kernel_h"] * shape["kernel_w"],
+            "gather_bytes": (pixels - runs) * shape["depth"], "gather_words": pixels * shape["depth_padded"] // 4,
+            "gather_fill": (pixels - runs) * (shape["depth_padded"] - shape["depth"]),
+            "gather_run_pixels": runs, "gather_run_rows": run_rows, "gather_run_words": run_rows * (run // 4),
+            "gather_run_bytes": run_rows * (run % 4)}
 
 
 def blocked_counts(pixels: int, channels: int, depth: int, block_c: int, lanes: int) -> dict[str, float]:
@@ -94,6 +105,15 @@ def blocked_counts(pixels: int, channels: int, depth: int, block_c: int, lanes: 
             prefix + "outputs": pixels * channels}
 
 
+def two_tap_columns(shape: dict) -> int:
+    """Output columns of a 3-wide window (dilation 1) with exactly two taps inside the input."""
+    count = 0
+    for position in range(shape["out_w"]):
+        start = position * shape["stride_w"] - shape["pad_left"]
+        count += sum(1 for tap in range(3) if 0 <= start + tap < shape["in_w"]) == 2
+    return count
+
+
 def depthwise_dsp_counts(shape: dict) -> dict[str, float]:
     """``mcu_depthwise_conv2d_s8_dsp``'s loops (module docstring)."""
     n, out_h, out_w, kernel_h, kernel_w, channels = (shape[k] for k in ("n", "out_h", "out_w", "kernel_h",
@@ -103,11 +123,14 @@ def depthwise_dsp_counts(shape: dict) -> dict[str, float]:
     groups, tail = channels // 4, channels % 4
     pixels = n * out_h * out_w
     fast = n * rows_full * cols_full if shape["is_3x3"] else 0
+    border = n * rows_full * two_tap_columns(shape) if shape["is_3x3"] else 0
     valid_rows, valid_taps = n * out_w * rows_valid, n * rows_valid * cols_valid
     return {"dwd_rows": n * out_h, "dwd_row_groups": n * out_h * groups, "dwd_pixel_groups": pixels * groups,
-            "dwd_fast": fast * groups, "dwd_slow_pixels": (pixels - fast) * groups,
-            "dwd_slow_rows": (valid_rows - fast * kernel_h) * groups,
-            "dwd_slow_taps": (valid_taps - fast * kernel_h * kernel_w) * groups,
+            "dwd_fast": fast * groups, "dwd_border": border * groups,
+            "dwd_unrolled_row_groups": (n * rows_full * groups) if shape["is_3x3"] else 0,
+            "dwd_slow_pixels": (pixels - fast - border) * groups,
+            "dwd_slow_rows": (valid_rows - (fast + border) * kernel_h) * groups,
+            "dwd_slow_taps": (valid_taps - fast * kernel_h * kernel_w - border * kernel_h * 2) * groups,
             "dwd_tail_rows": n * out_h * tail, "dwd_tail_pixels": pixels * tail,
             "dwd_tail_valid_rows": valid_rows * tail, "dwd_tail_taps": valid_taps * tail}
 

@@ -4,11 +4,17 @@
 
 Variant: technique; scratch; overlap rule (how the planner may share bytes with the input).
 
-* ``dsp-conv``: im2col to q15 (SXTAB16 adds the input offset), 2 pixels x 2 output channels,
-  SMLAD; scratch 4*Kp bytes (+Kp when C % 4 != 0); blocks of 2 pixels that read their fields
-  first (:func:`.overlap_blocked.conv_block_proof`).
+* ``dsp-conv``: im2col to q15 (SXTAB16 adds the input offset; C % 4 != 0, the first layers:
+  kernel rows inside the input copied as runs of kW*C bytes), 2 pixels x 2 output channels,
+  SMLAD; without an activation clamp a "saturating" output stage (the output offset in the
+  rounding term, SSAT); scratch 4*Kp bytes (+Kp when C % 4 != 0); blocks of 2 pixels that
+  read their fields first (:func:`.overlap_blocked.conv_block_proof`).
 * ``dsp-depthwise``: 4 channels per word, SXTAB16 + SMLABB / SMLATT, by output rows (scales
-  decoded once per row); no scratch; units of one output row, reads not first.
+  decoded once per row and group); 3x3 with dilation 1: the pixels whose window is inside
+  and those missing one border column unrolled in asm, the input offset folded into a
+  per-row bias (bias + input_offset * the sum of the present taps' weights); a "simple"
+  output stage (the output offset folded into the rounding term, one word store, bytewise
+  clamp); no scratch; units of one output row, reads not first.
 * ``dsp-fully-connected``: the input row read in place, 1 row x 4 units (the input word
   widened once for four weight rows), SMLAD; no scratch; no overlap.
 * ``dsp-elementwise``: Add / Mul without broadcasting, 4 elements per word, SMMULR; no
