@@ -195,12 +195,20 @@ def expected_error(overlay: Overlay | None, setting: Setting) -> tuple[str, floa
         return ", ".join(parts) + f", runtime {label}", _band(errors)
     if label in overlay.runtimes:
         return f"runtime {label} calibrated by {overlay.source}, not cross-validated (its header has the fit error)", None
-    generic = overlay.errors.get("*")
+    generic, unnamed = overlay.errors.get("*"), overlay.errors.get(UNMEASURED_LIBRARY)
     if generic is None:
         return f"not cross-validated for runtime {label}", None
-    return (f"runtime {label} was measured on no board: the {family} CPI is calibrated, the libraries' "
+    text = (f"runtime {label} was measured on no board: the {family} CPI is calibrated, the libraries' "
             f"cross-validated median is +-{generic['leave_one_board_out']:.0%} leave-one-board-out, "
-            f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out"), _band(generic)
+            f"+-{generic['leave_one_model_out']:.0%} leave-one-model-out")
+    if unnamed is None:
+        return text, _band(generic)
+    # the band: a library the fit never saw (its speed unknown), as every row predicted with no
+    # library label is - the labelled libraries' own medians assume a measured library
+    return text + f"; predicted as a library no board measured: +-{_band(unnamed):.0%}", _band(unnamed)
+
+
+UNMEASURED_LIBRARY = "cmsis-nn"     # calibration.toml: every row predicted as an unnamed library of the class
 
 
 def _band(errors: dict[str, float]) -> float:
