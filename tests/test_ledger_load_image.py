@@ -97,3 +97,24 @@ def test_each_weight_line_equals_the_arrays_generate_writes(model, target, weigh
     by_section = {section_of(deployment.target, region).section: size for region, size in lines.items() if size}
     assert by_section == written
     assert any("requantization" in line.note and line.bytes for line in deployment.ledger.lines)
+
+
+def test_a_tiled_layer_stores_its_weights_once_in_the_layout_its_tiles_read():
+    """Every tile of a tiled Conv reads one weight tensor through the same variant: it is stored
+    once, in that layout, not also in the graph's form that no node reads (kernels/emitted_arrays
+    .layout_readers); the ledger equals what generate writes."""
+    from mcudeploy.codegen.emit_data import section_of
+    from mcudeploy.kernels.emitted_arrays import emitted_arrays, region_bytes
+    from tiling_models import unet
+    deployment = deploy(unet(32), DeploymentOptions(target="stm32n6", external_activations=False, weights="flash",
+                                                    sram_limit=40_000, split_levels=True))
+    tiled = [n for n in deployment.graph.nodes if n.op == "Conv" and "@tile" in n.name]
+    assert tiled and deployment.kernels.variant(tiled[0]).prepare_constants is not None
+    arrays = emitted_arrays(deployment.graph, deployment.kernels, deployment.params, dict(deployment.plan.weights))
+    shared = {n.inputs[1].name for n in tiled}
+    assert all(a.kind == "layout" for a in arrays if a.key in shared)
+    layouts = sum(t["layout"] for t in region_bytes(arrays).values())
+    assert layouts >= sum(v.const.nbytes for v in deployment.graph.constants() if v.name in shared)
+    lines = {line.region: line.bytes for line in deployment.ledger.lines if line.item == "weights"}
+    by_section = {section_of(deployment.target, region).section: size for region, size in lines.items() if size}
+    assert by_section == _written_bytes(deployment)

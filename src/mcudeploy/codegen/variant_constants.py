@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..kernels.emitted_arrays import readers, variant_layouts, weights_region
+from ..kernels.emitted_arrays import layout_readers, variant_layouts, weights_region
 from .identifiers import IdentifierTable
 from .kernel_calls import ConstArray
 
@@ -45,7 +45,7 @@ class VariantConstants:
 def variant_constants(deployment: Deployment, constants: IdentifierTable) -> VariantConstants:
     """The arrays every node's chosen variant reads in place of its constants (module docstring)."""
     graph, plan = deployment.graph, deployment.plan
-    counts = readers(graph)
+    counts = layout_readers(graph, deployment.kernels, deployment.params)
     result = VariantConstants()
     for node in graph.nodes:
         variant = deployment.kernels.variant(node)

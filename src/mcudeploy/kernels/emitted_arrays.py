@@ -6,7 +6,8 @@ Input: the graph, the kernel selection, the prepared integer parameters of every
 plan's region of every constant. Per node, besides the graph's constants it reads:
 
 * its variant's layouts (``prepare_constants``, :class:`~.variant.KernelVariant`): a constant
-  only this node reads is emitted in that layout instead (same symbol and region; rows padded,
+  only this node reads, or one every reader lays out into the same bytes (a tiled layer's tiles:
+  :func:`layout_readers`), is emitted in that layout instead (same symbol and region; rows padded,
   depthwise channel groups); one that other nodes read too, or an input the node lacks (a bias
   with the input offset folded in), is a new array in the region of the node's weights;
 * the call's own arrays (:func:`call_arrays`): the per-channel requantization multipliers and
@@ -77,6 +78,28 @@ def readers(graph: Graph) -> dict[str, int]:
     return counts
 
 
+def layout_readers(graph: Graph, kernels: KernelSelection, params: dict[str, Any]) -> dict[str, int]:
+    """:func:`readers`, except that a constant every reader re-lays out into the same bytes
+    counts as read once: it is emitted in that layout only (the tiles of a tiled layer all read
+    one weight tensor through the same variant; its graph form was emitted beside the layout,
+    read by nobody: 1.9 MB of a U-Net 512's flash)."""
+    counts = readers(graph)
+    layouts: dict[str, list] = {}
+    for node in graph.nodes:
+        variant = kernels.variant(node)
+        prepared = (variant.prepare_constants(node, params[node.name])
+                    if variant.prepare_constants is not None and node.name in params else {})
+        for index, value in enumerate(node.inputs):
+            if value is not None and value.const is not None:
+                layouts.setdefault(value.name, []).append(prepared.get(index))
+    for name, entries in layouts.items():
+        if counts.get(name, 0) > 1 and all(entry is not None for entry in entries):
+            first = same_bytes_key(entries[0], "")
+            if all(same_bytes_key(entry, "") == first for entry in entries[1:]):
+                counts[name] = 1
+    return counts
+
+
 def variant_layouts(node: Node, kernels: KernelSelection, params: Any,
                     counts: dict[str, int]) -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
     """(graph constant -> values emitted instead, input index -> values of a new array) of
@@ -105,7 +128,7 @@ def emitted_arrays(graph: Graph, kernels: KernelSelection, params: dict[str, Any
                    weights: dict[str, str]) -> list[EmittedArray]:
     """Every array of ``network_data.c`` in emission order (graph constants, then the arrays
     the variants and the calls add), before identical arrays are merged."""
-    counts = readers(graph)
+    counts = layout_readers(graph, kernels, params)
     graph_arrays: dict[str, EmittedArray] = {}
     added: list[EmittedArray] = []
     for node in graph.nodes:
