@@ -232,3 +232,15 @@ def test_a_levels_incumbent_descends_its_split_limit_under_the_memory_objective(
     off_chip = Trial(levels.config, "PASS", metrics=Metrics(arena_bytes=350_592, arena_off_chip=True))
     assert descent(off_chip, "memory") == []
     assert descent(Trial({"split_levels": False}, "PASS", metrics=Metrics(arena_bytes=350_592)), "memory") == []
+
+
+def test_memory_objective_ranks_on_chip_bytes_not_their_sum_with_the_external_spill():
+    """U-Net 512: two levels configurations spill the same 18 MiB to PSRAM; 150 KB less on chip
+    must win although it is within 1 % of their on-chip + external sums."""
+    spill = 18_874_368
+    faster = Trial({}, "PASS", metrics=Metrics(latency_us=181e6, on_chip_bytes=927_168, external_bytes=spill), index=5)
+    smaller = Trial({}, "PASS", metrics=Metrics(latency_us=220e6, on_chip_bytes=779_264, external_bytes=spill), index=28)
+    near = Trial({}, "PASS", metrics=Metrics(latency_us=200e6, on_chip_bytes=781_000, external_bytes=spill), index=30)
+    assert best_trial([faster, smaller], "memory").index == 28
+    assert best_trial([faster, smaller, near], "memory").index == 30      # within 1 % on chip: the faster
+    assert objective_key(smaller, "memory") < objective_key(faster, "memory")
