@@ -185,17 +185,36 @@ def _depthwise_narrow(batch: LayerBatch, rng) -> None:
 DEPTHWISE_NARROW_SAMPLERS = [(_depthwise_narrow, 40)]
 
 
+def _moves(batch: LayerBatch, rng) -> None:
+    """The data movers a tiled U-Net runs per tile: a Slice of rows (and columns / channels)
+    of a larger tensor, and a nearest up-sampling by 2 (or another whole factor)."""
+    shape = _shape(rng, 40000)
+    if rng.random() < 0.55:
+        h, w, c = shape[1], shape[2], shape[3]
+        begin_h, begin_w = int(rng.integers(0, h)), int(rng.integers(0, w)) if rng.random() < 0.3 else 0
+        end_c = c if rng.random() < 0.8 else max(1, c // 2)
+        batch.slice(shape, (begin_h, begin_w, 0), (h, w, end_c), (1, 2, 3), (1, 1, 1))
+    else:
+        factor = _pick(rng, (2, 2, 2, 3))
+        small = (1, max(1, shape[1] // factor), max(1, shape[2] // factor), shape[3])
+        batch.resize(small, (small[1] * factor, small[2] * factor))
+
+
+MOVE_SAMPLERS = [(_moves, 40)]
+
+
 def coverage_batches(seed: int = 2027) -> list:
     """Layers with some channels' requantization shifts >= 0, layers with some biases near
     2^30 (the "wide" channels of trained models), convolutions on maps of 1-3 pixels a
     side, fully connected layers over every 4-unit block remainder, the Helium
-    depthwise's 1-D and pixel paths, and 3x3 depthwise layers on narrow maps, for every
-    preference."""
+    depthwise's 1-D and pixel paths, 3x3 depthwise layers on narrow maps, and the Slices and
+    nearest up-samplings of a tiled U-Net, for every preference."""
     return sample_batches(seed, WIDE_SAMPLERS, "wide", (0.3, 2.0)) + \
         sample_batches(seed + 10, WIDE_SAMPLERS, "bias", huge_bias_share=0.5) + \
         sample_batches(seed + 20, HEAD_SAMPLERS, "head") + sample_batches(seed + 30, FC_BLOCK_SAMPLERS, "fcq") + \
         sample_batches(seed + 40, DEPTHWISE_PATH_SAMPLERS, "dwpath") + \
-        sample_batches(seed + 50, DEPTHWISE_NARROW_SAMPLERS, "dwnarrow")
+        sample_batches(seed + 50, DEPTHWISE_NARROW_SAMPLERS, "dwnarrow") + \
+        sample_batches(seed + 60, MOVE_SAMPLERS, "moves")
 
 
 def dsp_on_helium_batches(seed: int = 2028) -> list:

@@ -149,6 +149,25 @@ class LayerBatch:
         x = self.input((1, h, w, c))
         return self._node("ReduceMean", [x], {"axes": (1, 2), "keepdims": 1}, scale=0.05, zero_point=-3)
 
+    def slice(self, shape, starts, ends, axes, steps):
+        """A Slice of an NHWC tensor (a tile's stripe of a spilled tensor: rows, columns, channels)."""
+        x = self.input(shape)
+        node = self.graph.add_node("Slice", [x], {"starts": tuple(starts), "ends": tuple(ends), "axes": tuple(axes),
+                                                  "steps": tuple(steps)}, name=self._name("Slice"))
+        node.outputs[0].quant = x.quant
+        self.outputs.append(node.outputs[0])
+        return node
+
+    def resize(self, shape, size, mode="nearest"):
+        """Resize (nearest: the U-Net decoder's up-sampling) of an NHWC tensor to ``size`` (h, w)."""
+        x = self.input(shape)
+        node = self.graph.add_node("Resize", [x], {"sizes": (shape[0], size[0], size[1], shape[3]), "mode": mode,
+                                                   "coordinate_transformation_mode": "asymmetric",
+                                                   "nearest_mode": "floor"}, name=self._name("Resize"))
+        node.outputs[0].quant = x.quant
+        self.outputs.append(node.outputs[0])
+        return node
+
     def finish(self) -> Graph:
         self.graph.outputs = list(self.outputs)
         verify(self.graph)

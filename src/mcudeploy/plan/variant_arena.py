@@ -141,8 +141,8 @@ def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, pl
                             reference_plan.arena_bytes, [record(node, False) for node in costly])
     reference = reference_plan.arena_bytes
     accepts = fits if fits is not None else (lambda selection, plan: plan.arena_bytes <= reference)
-    decision = _restore(costly, fastest, (mixed, mixed_plan), accepts, planner, record)
-    return VariantArena(*decision[:2], preference, fastest_plan.arena_bytes, reference, *decision[2:],
+    selection, plan, decided, untried = _restore(costly, fastest, (mixed, mixed_plan), accepts, planner, record)
+    return VariantArena(selection, plan, preference, fastest_plan.arena_bytes, reference, decided, untried,
                         rule=KEPT_RULES["fits" if fits is not None else "arena"])
 
 
@@ -151,7 +151,8 @@ def _macc(node) -> int:
 
 
 def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, MemoryPlan],
-             accepts: Callable[[KernelSelection, MemoryPlan], bool], planner: Planner, record) -> tuple:
+             accepts: Callable[[KernelSelection, MemoryPlan], bool], planner: Planner,
+             record) -> tuple[KernelSelection, MemoryPlan, list[CostlyNode], list[str]]:
     """Step 3 of the module docstring: costly nodes back on their fast variant, largest MACC
     first, while ``accepts`` their plan. Returns (selection, plan, costly records, untried)."""
     selection, plan = start
@@ -160,12 +161,13 @@ def _restore(costly, fastest: KernelSelection, start: tuple[KernelSelection, Mem
         if index >= MAX_TRIALS:
             decided[node.name] = record(node, False)
             continue
-        smallest = None
+        smallest: tuple[KernelSelection, MemoryPlan] | None = None
         for variant in proof_options(node, fastest) or [fastest.variant(node)]:   # each safe distance
             trial = selection.with_variants({node.name: (variant, fastest.choices[node.name].reason)})
             trial_plan = planner(trial)
             if smallest is None or trial_plan.arena_bytes < smallest[1].arena_bytes:
                 smallest = trial, trial_plan
+        assert smallest is not None          # at least one variant was planned
         kept = accepts(*smallest)
         if kept:
             selection, plan = smallest
