@@ -11,7 +11,7 @@ next batch of configurations (at most ``BATCH``), never one already tried.
 2. **one knob at a time** from the incumbent, knobs in the objective's priority order
    (:data:`PRIORITY`), each alternative value;
    With the memory objective, an incumbent that tiles the levels (``split_levels``) also tries
-   ``split_limit`` at :data:`DESCENT` fractions of its own on-chip arena first (rounded down
+   ``split_limit`` at :data:`DESCENT` fractions of its own on-chip arena next (rounded down
    to 1 KiB): the space's peaks are the room and the bank sizes, and the least on-chip RAM lies
    between them, where more tiles stop paying for their runtime state (U-Net 256: the hand
    configuration's 350 KB arena sat below the 448 KiB npuRAM peak the ladder offered); each
@@ -161,7 +161,7 @@ class Proposer:
         front = pareto_front(trials)
         # the incumbent with what each other front member changed comes first: two moves that each
         # helped alone (weights in flash; the levels split) are most likely to help together
-        candidates = descent(incumbent, self.objective) + self._combinations(incumbent, front)
+        candidates = self._combinations(incumbent, front) + descent(incumbent, self.objective)
         candidates += [move for parent in parents if parent is not None for move in self._neighbours(parent.config)]
         candidates += [self._mutation(front or parents) for _ in range(MUTATION_DRAWS)]
         batch: list[dict[str, Any]] = []
