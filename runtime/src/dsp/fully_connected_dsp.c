@@ -10,7 +10,8 @@
  * SXTAB16 / SXTAB16 ROR 8 (the (x0, x2) (x1, x3) halves that meet SXTB16 of a weight word),
  * shared by the four units; two LDRD of weights, 8 SXTB16, 8 SMLAD: 23 instructions for 16
  * MACs (hand-scheduled loop). The last N mod 4 units: a pair (1 x 2 units, 4 SMLAD per four
- * k: 14 instructions for 8 MACs) and an odd unit (10 for 4), hand-scheduled loops too. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
+ * k: 13 instructions for 8 MACs, two steps per turn) and an odd unit (10 for 4),
+ * hand-scheduled loops too. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
  * checked once per call) the blocks of four run straight-line SMMULR requantization
  * (simple_quads), else each unit decides its form. No scratch (a q15 copy of the
  * row would cost 2 * K bytes of RAM and save nothing on the weights' unpacking).
@@ -64,30 +65,42 @@ static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t
     acc[3] = a3;
 }
 
-/* acc[0..1] += groups (>= 1) steps of 4 k against a pair block (4 weights of each unit per step). */
+/* One step of 4 k against a pair block (4 weights of each unit): 12 instructions for 8 MACs. */
+#define MCU_FC_PAIR_STEP                                   \
+    "ldr %[x13], [%[x]], #4\n\t"                          \
+    "ldrd %[wa], %[wb], [%[w]], #8\n\t"                   \
+    "sxtab16 %[x02], %[off], %[x13]\n\t"                  \
+    "sxtab16 %[x13], %[off], %[x13], ror #8\n\t"          \
+    "sxtb16 %[t], %[wa]\n\t"                              \
+    "sxtb16 %[wa], %[wa], ror #8\n\t"                     \
+    "smlad %[a0], %[x02], %[t], %[a0]\n\t"                \
+    "smlad %[a0], %[x13], %[wa], %[a0]\n\t"               \
+    "sxtb16 %[t], %[wb]\n\t"                              \
+    "sxtb16 %[wb], %[wb], ror #8\n\t"                     \
+    "smlad %[a1], %[x02], %[t], %[a1]\n\t"                \
+    "smlad %[a1], %[x13], %[wb], %[a1]\n\t"
+
+/* acc[0..1] += groups (>= 1) steps of 4 k against a pair block, two steps per loop turn. */
 static void pair_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[2]) {
-    int32_t a0 = acc[0], a1 = acc[1];
+    int32_t a0 = acc[0], a1 = acc[1], turns = groups >> 1;
     int32_t x02, x13, wa, wb, t;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[x13], [%[x]], #4\n\t"
-        "ldrd %[wa], %[wb], [%[w]], #8\n\t"
-        "sxtab16 %[x02], %[off], %[x13]\n\t"
-        "sxtab16 %[x13], %[off], %[x13], ror #8\n\t"
-        "sxtb16 %[t], %[wa]\n\t"
-        "sxtb16 %[wa], %[wa], ror #8\n\t"
-        "smlad %[a0], %[x02], %[t], %[a0]\n\t"
-        "smlad %[a0], %[x13], %[wa], %[a0]\n\t"
-        "sxtb16 %[t], %[wb]\n\t"
-        "sxtb16 %[wb], %[wb], ror #8\n\t"
-        "smlad %[a1], %[x02], %[t], %[a1]\n\t"
-        "smlad %[a1], %[x13], %[wb], %[a1]\n\t"
-        "subs %[groups], %[groups], #1\n\t"
-        "bne 1b\n\t"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [x] "+r"(x), [w] "+r"(w), [groups] "+r"(groups), [x02] "=&r"(x02),
-          [x13] "=&r"(x13), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t)
-        : [off] "r"(offset_pair)
-        : "cc", "memory");
+    if (turns > 0) {
+        __asm__ volatile(
+            "1:\n\t" MCU_FC_PAIR_STEP MCU_FC_PAIR_STEP
+            "subs %[turns], %[turns], #1\n\t"
+            "bne 1b\n\t"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [x] "+r"(x), [w] "+r"(w), [turns] "+r"(turns), [x02] "=&r"(x02),
+              [x13] "=&r"(x13), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t)
+            : [off] "r"(offset_pair)
+            : "cc", "memory");
+    }
+    if (groups & 1) {
+        __asm__ volatile(MCU_FC_PAIR_STEP
+                         : [a0] "+r"(a0), [a1] "+r"(a1), [x] "+r"(x), [w] "+r"(w), [x02] "=&r"(x02),
+                           [x13] "=&r"(x13), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t)
+                         : [off] "r"(offset_pair)
+                         : "memory");
+    }
     acc[0] = a0;
     acc[1] = a1;
 }
