@@ -1,7 +1,8 @@
 """The Helium depthwise and pointwise kernels (runtime/src/mve/depthwise_mve.c, conv_mve.c,
 kernels/mve.py) bit for bit against ``run_int``: the depthwise band path (dilation 1: ring of
 input rows, pixel pairs, 3x3 unrolled, other kernel sizes looped, odd widths, stride 1 / 2, the
-C % 8 tail group) and pixel path (dilation 2, a band above the budget); the pointwise conv read in
+C % 8 tail group; passes over group chunks when the whole band is above the budget) and
+pixel path (dilation 2); the pointwise conv read in
 place with C % 16 != 0; on the host (portable definitions) and under QEMU Cortex-M55 (the
 instructions). Also the band path's overlap against a simulation of its access order, and
 the plan's (stricter, pixel-order) distance at least as large."""
@@ -12,7 +13,13 @@ import pytest
 from conftest import shared_model
 from kernel_cases import case_graph, mismatches
 from mcudeploy.driver import deploy
-from mcudeploy.kernels.mve import _band_fits, band_overlap, depthwise_overlap, depthwise_scratch_bytes
+from mcudeploy.kernels.mve import (
+    _band_fits,
+    band_chunk_groups,
+    band_overlap,
+    depthwise_overlap,
+    depthwise_scratch_bytes,
+)
 from mcudeploy.options import DeploymentOptions
 from test_codegen_qemu import needs_toolchain
 
@@ -31,6 +38,10 @@ def depthwise_cases() -> list[dict]:
                       "wide_bias": index % 4 == 1, "zero_point": extremes[index % 3]})
     cases.append({"op": "Conv", "shape": (1, 9, 7, 11), "kernel": (3, 3), "dilations": (2, 1),
                   "pads": (2, 1, 2, 1), "group": 11, "out": 11})   # the pixel path
+    for shape, strides, extreme in [((1, 4, 4, 333), (1, 1), "low"), ((1, 5, 5, 200), (2, 2), "high"),
+                                    ((1, 2, 3, 97), (1, 1), None)]:   # band passes over group chunks
+        cases.append({"op": "Conv", "shape": shape, "kernel": (3, 3), "strides": strides, "pads": (1, 1, 1, 1),
+                      "group": shape[3], "out": shape[3], "zero_point": extreme, "out_zero_point": extreme})
     return cases
 
 
@@ -38,10 +49,14 @@ def test_band_or_pixel_path_and_scratch():
     graph, _ = case_graph(depthwise_cases(), 5)
     nodes = {node.name: node for node in graph.nodes}
     assert _band_fits(nodes["conv0"]) and depthwise_scratch_bytes(nodes["conv0"]) == 3 * 7 * 8 * 8
-    wide = nodes["conv7"]   # 3x3x256 on a 3x3 image: the whole band is above the budget
-    assert not _band_fits(wide) and depthwise_scratch_bytes(wide) == 0   # the pixel path
-    assert isinstance(depthwise_overlap(wide, wide.inputs[0]), int)
-    assert depthwise_scratch_bytes(nodes["conv10"]) == 0
+    wide = nodes["conv7"]   # 3x3x256 on a 3x3 image: the whole band is above the budget (2,304 B)
+    assert not _band_fits(wide) and band_chunk_groups(wide) == 2304 // (3 * 5 * 8) == 19   # of 32 groups
+    assert depthwise_scratch_bytes(wide) == 19 * 3 * 5 * 8
+    assert depthwise_overlap(wide, wide.inputs[0]) >= wide.outputs[0].nbytes   # passes reread the input
+    assert band_chunk_groups(nodes["conv11"]) == 5328 // 144 == 37   # 42 groups: 37 + 5 (tail)
+    assert band_chunk_groups(nodes["conv12"]) == 3400 // (3 * 7 * 8) == 20   # 25 groups, stride 2
+    assert band_chunk_groups(nodes["conv13"]) == 1024 // (3 * 5 * 8) == 8   # the 1 KiB floor, 13 groups
+    assert depthwise_scratch_bytes(nodes["conv10"]) == 0 and band_chunk_groups(nodes["conv10"]) == 0
 
 
 @pytest.mark.parametrize("seed", [1, 2])

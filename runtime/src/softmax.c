@@ -8,7 +8,8 @@
  *   r, k  = get_reciprocal(total, 12)                    (1/total = r * 2^-k)
  *   Y     = clamp(rdbpot(srdhm(r, e), k + 31 - bits) + type_min)   if d >= diff_min
  *         = type_min                                                otherwise
- * Spec: reference/int_kernels/softmax.py.
+ * Spec: reference/int_kernels/softmax.py. A row of up to MCU_SOFTMAX_KEPT elements computes
+ * each e once (kept on the stack for the output pass).
  */
 #include "mcu_internal.h"
 
@@ -18,16 +19,25 @@ static int32_t scaled_exp(const mcu_softmax_quant *quant, int32_t difference) {
     return mcu_fp_exp_on_negative_values(rescaled, 5);
 }
 
+/* Rows up to this depth keep their exponentials (stack) for the output pass; longer rows
+ * compute each twice, as the reference does. */
+#define MCU_SOFTMAX_KEPT 32
+
 static void softmax_row(const mcu_softmax_quant *quant, const int8_t *row, int32_t depth, void *out,
                         int32_t out_base, mcu_element_type out_type) {
-    int32_t maximum = INT8_MIN, total = 0, bits_over_unit = 0;
+    int32_t maximum = INT8_MIN, total = 0, bits_over_unit = 0, kept[MCU_SOFTMAX_KEPT];
+    int32_t keep = depth <= MCU_SOFTMAX_KEPT;
     for (int32_t i = 0; i < depth; ++i) {
         maximum = row[i] > maximum ? row[i] : maximum;
     }
     for (int32_t i = 0; i < depth; ++i) {
         int32_t difference = row[i] - maximum;
         if (difference >= quant->diff_min) {
-            total = mcu_wrap_add(total, mcu_rdbpot(scaled_exp(quant, difference), 12));
+            int32_t exponential = scaled_exp(quant, difference);
+            if (keep) {
+                kept[i] = exponential;
+            }
+            total = mcu_wrap_add(total, mcu_rdbpot(exponential, 12));
         }
     }
     int32_t reciprocal = mcu_fp_get_reciprocal(total, 12, &bits_over_unit);
@@ -36,8 +46,8 @@ static void softmax_row(const mcu_softmax_quant *quant, const int8_t *row, int32
     for (int32_t i = 0; i < depth; ++i) {
         int32_t difference = row[i] - maximum, value = low;
         if (difference >= quant->diff_min) {
-            int32_t unsaturated = mcu_rdbpot(mcu_srdhm(reciprocal, scaled_exp(quant, difference)),
-                                             bits_over_unit + 31 - bits);
+            int32_t exponential = keep ? kept[i] : scaled_exp(quant, difference);
+            int32_t unsaturated = mcu_rdbpot(mcu_srdhm(reciprocal, exponential), bits_over_unit + 31 - bits);
             value = mcu_clamp_add(unsaturated, low, low, high);
         }
         mcu_store(out, out_base + i, out_type, value);

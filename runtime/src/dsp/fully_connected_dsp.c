@@ -10,7 +10,8 @@
  * SXTAB16 / SXTAB16 ROR 8 (the (x0, x2) (x1, x3) halves that meet SXTB16 of a weight word),
  * shared by the four units; two LDRD of weights, 8 SXTB16, 8 SMLAD: 23 instructions for 16
  * MACs (hand-scheduled loop). The last N mod 4 units: a pair (1 x 2 units, 4 SMLAD per four
- * k) and an odd unit. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
+ * k: 13 instructions for 8 MACs, two steps per turn) and an odd unit (10 for 4),
+ * hand-scheduled loops too. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
  * checked once per call) the blocks of four run straight-line SMMULR requantization
  * (simple_quads), else each unit decides its form. No scratch (a q15 copy of the
  * row would cost 2 * K bytes of RAM and save nothing on the weights' unpacking).
@@ -63,6 +64,69 @@ static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t
     acc[2] = a2;
     acc[3] = a3;
 }
+
+/* One step of 4 k against a pair block (4 weights of each unit): 12 instructions for 8 MACs. */
+#define MCU_FC_PAIR_STEP                                   \
+    "ldr %[x13], [%[x]], #4\n\t"                          \
+    "ldrd %[wa], %[wb], [%[w]], #8\n\t"                   \
+    "sxtab16 %[x02], %[off], %[x13]\n\t"                  \
+    "sxtab16 %[x13], %[off], %[x13], ror #8\n\t"          \
+    "sxtb16 %[t], %[wa]\n\t"                              \
+    "sxtb16 %[wa], %[wa], ror #8\n\t"                     \
+    "smlad %[a0], %[x02], %[t], %[a0]\n\t"                \
+    "smlad %[a0], %[x13], %[wa], %[a0]\n\t"               \
+    "sxtb16 %[t], %[wb]\n\t"                              \
+    "sxtb16 %[wb], %[wb], ror #8\n\t"                     \
+    "smlad %[a1], %[x02], %[t], %[a1]\n\t"                \
+    "smlad %[a1], %[x13], %[wb], %[a1]\n\t"
+
+/* acc[0..1] += groups (>= 1) steps of 4 k against a pair block, two steps per loop turn. */
+static void pair_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[2]) {
+    int32_t a0 = acc[0], a1 = acc[1], turns = groups >> 1;
+    int32_t x02, x13, wa, wb, t;
+    if (turns > 0) {
+        __asm__ volatile(
+            "1:\n\t" MCU_FC_PAIR_STEP MCU_FC_PAIR_STEP
+            "subs %[turns], %[turns], #1\n\t"
+            "bne 1b\n\t"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [x] "+r"(x), [w] "+r"(w), [turns] "+r"(turns), [x02] "=&r"(x02),
+              [x13] "=&r"(x13), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t)
+            : [off] "r"(offset_pair)
+            : "cc", "memory");
+    }
+    if (groups & 1) {
+        __asm__ volatile(MCU_FC_PAIR_STEP
+                         : [a0] "+r"(a0), [a1] "+r"(a1), [x] "+r"(x), [w] "+r"(w), [x02] "=&r"(x02),
+                           [x13] "=&r"(x13), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t)
+                         : [off] "r"(offset_pair)
+                         : "memory");
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+}
+
+/* acc[0] += groups (>= 1) steps of 4 k of one unit. */
+static void single_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[1]) {
+    int32_t a0 = acc[0];
+    int32_t x02, x13, wa, t;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[x13], [%[x]], #4\n\t"
+        "ldr %[wa], [%[w]], #4\n\t"
+        "sxtab16 %[x02], %[off], %[x13]\n\t"
+        "sxtab16 %[x13], %[off], %[x13], ror #8\n\t"
+        "sxtb16 %[t], %[wa]\n\t"
+        "sxtb16 %[wa], %[wa], ror #8\n\t"
+        "smlad %[a0], %[x02], %[t], %[a0]\n\t"
+        "smlad %[a0], %[x13], %[wa], %[a0]\n\t"
+        "subs %[groups], %[groups], #1\n\t"
+        "bne 1b\n\t"
+        : [a0] "+r"(a0), [x] "+r"(x), [w] "+r"(w), [groups] "+r"(groups), [x02] "=&r"(x02), [x13] "=&r"(x13),
+          [wa] "=&r"(wa), [t] "=&r"(t)
+        : [off] "r"(offset_pair)
+        : "cc", "memory");
+    acc[0] = a0;
+}
 #else
 static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[4]) {
     for (; groups > 0; --groups, x += 4, w += 16) {
@@ -74,6 +138,27 @@ static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t
         }
     }
 }
+
+/* units (1 or 2) rows of a block, groups steps of 4 k (the portable form of pair / single_steps). */
+static void narrow_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t units,
+                         int32_t *acc) {
+    for (; groups > 0; --groups, x += 4, w += 4 * units) {
+        int32_t in = mcu_read32(x);
+        int32_t x02 = mcu_sxtab16(offset_pair, in), x13 = mcu_sxtab16_ror8(offset_pair, in);
+        for (int32_t r = 0; r < units; ++r) {
+            int32_t word = mcu_read32(w + 4 * r);
+            acc[r] = mcu_smlad(x13, mcu_sxtb16_ror8(word), mcu_smlad(x02, mcu_sxtb16(word), acc[r]));
+        }
+    }
+}
+
+static void pair_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[2]) {
+    narrow_steps(x, w, groups, offset_pair, 2, acc);
+}
+
+static void single_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t offset_pair, int32_t acc[1]) {
+    narrow_steps(x, w, groups, offset_pair, 1, acc);
+}
 #endif
 
 /* acc[0..units-1] += one input row x a block of `units` (1, 2 or 4) interleaved weight rows
@@ -81,26 +166,13 @@ static void quad_steps(const int8_t *x, const int8_t *w, int32_t groups, int32_t
 static void block_dot(const int8_t *x, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
                       int32_t units, int32_t *acc) {
     int32_t whole = depth & ~3, groups = depth >> 2;
-    if (units == 4) {
-        if (groups > 0) {
+    if (groups > 0) {
+        if (units == 4) {
             quad_steps(x, w, groups, offset_pair, acc);
-        }
-    } else {
-        int32_t a0 = acc[0], a1 = units == 2 ? acc[1] : 0;
-        const int8_t *weights = w;
-        for (int32_t k = 0; k < whole; k += 4, weights += 4 * units) {
-            int32_t in = mcu_read32(x + k);
-            int32_t x02 = mcu_sxtab16(offset_pair, in), x13 = mcu_sxtab16_ror8(offset_pair, in);
-            int32_t wa = mcu_read32(weights);
-            a0 = mcu_smlad(x13, mcu_sxtb16_ror8(wa), mcu_smlad(x02, mcu_sxtb16(wa), a0));
-            if (units == 2) {
-                int32_t wb = mcu_read32(weights + 4);
-                a1 = mcu_smlad(x13, mcu_sxtb16_ror8(wb), mcu_smlad(x02, mcu_sxtb16(wb), a1));
-            }
-        }
-        acc[0] = a0;
-        if (units == 2) {
-            acc[1] = a1;
+        } else if (units == 2) {
+            pair_steps(x, w, groups, offset_pair, acc);
+        } else {
+            single_steps(x, w, groups, offset_pair, acc);
         }
     }
     const int8_t *last = w + groups * 4 * units;

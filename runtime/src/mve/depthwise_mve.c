@@ -26,11 +26,14 @@
  * (mcu_runtime_mve.h), prepared offline by mcudeploy (kernels/mve.py).
  *
  * Loop order and the overlap proof (kernels/mve.py, depthwise_overlap). The band path runs
- * when the scratch holds the whole band (kH rows x every group): per output row, first the
+ * when the scratch holds the band of at least one group: G' = ctx->size / (group band)
+ * groups per pass, passes over group chunks when G' < G (small images with many channels,
+ * whose whole band is above mcudeploy's scratch budget: each pass reads the whole input,
+ * so the plan keeps the output below it). Within a pass: per output row, first the
  * input rows it needs that are not yet in the ring are copied, then all its pixels are
  * stored; rows in the ring are never read from the input again, so after row y's stores the
- * input is read only from row y*sh - pt + kH on. Without that scratch (dilation > 1, or a
- * band above mcudeploy's scratch budget) the pixel path: each pixel's groups read, then
+ * input is read only from row y*sh - pt + kH on. Without that scratch (dilation > 1, or not
+ * one group's band within mcudeploy's scratch budget) the pixel path: each pixel's groups read, then
  * stored, pixel after pixel.
  */
 #include "mcu_mve_internal.h"
@@ -312,12 +315,15 @@ mcu_status mcu_depthwise_conv2d_s8_mve(const mcu_context *ctx, const mcu_depthwi
                              mcu_mve_all_right_shifts(quant->shift, in_dims->c), w_dims->h * w_dims->w};
     int32_t groups = (in_dims->c + 7) / 8;
     int32_t needed = mcu_depthwise_conv2d_s8_mve_scratch_size(params, in_dims, w_dims, out_dims);
-    int32_t band = needed > 0 && ctx != NULL && ctx->buffer != NULL && ctx->size >= needed;   /* else the pixel path */
+    int32_t chunk = needed > 0 && ctx != NULL && ctx->buffer != NULL ? ctx->size / (needed / groups) : 0;
+    chunk = chunk < groups ? chunk : groups;   /* groups per band pass; 0: the pixel path */
     int32_t batch_bytes = out_dims->h * out_dims->w * mcu_pixel_stride(out_dims);
     for (int32_t n = 0; n < out_dims->n; ++n, out += batch_bytes) {
-        if (band) {
-            band_pass(&shape, in, n, 0, groups, (int8_t *)ctx->buffer, out);
-        } else {
+        for (int32_t first = 0; chunk > 0 && first < groups; first += chunk) {
+            int32_t count = groups - first < chunk ? groups - first : chunk;
+            band_pass(&shape, in, n, first, count, (int8_t *)ctx->buffer, out);
+        }
+        if (chunk == 0) {
             pixel_pass(&shape, in, n, out);
         }
     }

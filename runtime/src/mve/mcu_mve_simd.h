@@ -98,6 +98,7 @@ static inline mcu_s32x4 mcu_vrshl_s32(mcu_s32x4 a, mcu_s32x4 n) { return vrshlq_
 static inline mcu_s32x4 mcu_vrshl_r_s32(mcu_s32x4 a, int32_t n) { return vrshlq_n_s32(a, n); }
 static inline mcu_s32x4 mcu_vqrdmulh_s32(mcu_s32x4 a, mcu_s32x4 b) { return vqrdmulhq_s32(a, b); }
 static inline mcu_s32x4 mcu_vqrdmulh_n_s32(mcu_s32x4 a, int32_t b) { return vqrdmulhq_n_s32(a, b); }
+static inline mcu_s32x4 mcu_vqdmulh_n_s32(mcu_s32x4 a, int32_t b) { return vqdmulhq_n_s32(a, b); }
 static inline void mcu_vst_s32_as_s8(int8_t *p, mcu_s32x4 v) { vstrbq_s32(p, v); }
 static inline void mcu_vst_s32_as_s8_p(int8_t *p, mcu_s32x4 v, mcu_pred pred) { vstrbq_p_s32(p, v, pred); }
 /* 8 consecutive int32: lanes 0, 2, 4, 6 -> even; 1, 3, 5, 7 -> odd (VLD20 / VLD21). */
@@ -332,6 +333,10 @@ static inline int32_t mcu_qrdmulh_lane(int32_t a, int32_t b) {
 }
 static inline mcu_s32x4 mcu_vqrdmulh_s32(mcu_s32x4 a, mcu_s32x4 b) { MCU_MVE_LANES(mcu_qrdmulh_lane(a.lane[i], b.lane[i])); }
 static inline mcu_s32x4 mcu_vqrdmulh_n_s32(mcu_s32x4 a, int32_t b) { MCU_MVE_LANES(mcu_qrdmulh_lane(a.lane[i], b)); }
+static inline int32_t mcu_qdmulh_lane(int32_t a, int32_t b) {
+    return mcu_saturate32(((int64_t)a * b) >> 31);   /* = (2ab) >> 32 */
+}
+static inline mcu_s32x4 mcu_vqdmulh_n_s32(mcu_s32x4 a, int32_t b) { MCU_MVE_LANES(mcu_qdmulh_lane(a.lane[i], b)); }
 static inline void mcu_vst_s32_as_s8_p(int8_t *p, mcu_s32x4 v, mcu_pred pred) {
     for (int32_t i = 0; i < 4; ++i) {
         if (mcu_active(pred, i, 4)) {

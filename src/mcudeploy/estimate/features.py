@@ -44,7 +44,7 @@ import math
 from typing import Callable
 
 from ..ir import Node, Value
-from ..kernels.mve import depthwise_scratch_bytes
+from ..kernels.mve import band_chunk_groups, depthwise_scratch_bytes
 from .kernel_loops import (
     conv_variant_counts,
     depthwise_dsp_counts,
@@ -184,7 +184,10 @@ def conv_features(node: Node, context: dict) -> dict[str, float]:
     attrs = node.attrs
     depthwise = w.shape[3] == 1 and attrs.get("group", 1) == x.shape[3] and attrs.get("group", 1) > 1
     # the Helium depthwise takes its band path when the plan gives it the band as scratch
-    facts = {"band": depthwise and depthwise_scratch_bytes(node) > 0, "left_shifts": context.get("left_shifts", False)}
+    # (in passes over group chunks when the whole band is above the scratch budget)
+    band = depthwise and depthwise_scratch_bytes(node) > 0
+    passes = math.ceil(math.ceil(x.shape[3] / 8) / band_chunk_groups(node)) if band else 1
+    facts = {"band": band, "passes": passes, "left_shifts": context.get("left_shifts", False)}
     return {**window_features(x, out, tuple(w.shape[1:3]), attrs["strides"], attrs["pads"][:2],
                               attrs["dilations"], w.shape[3], depthwise, facts),
             **requant_counts(math.prod(out.shape[:3]), out.shape[3], context)}

@@ -137,7 +137,8 @@ def depthwise_dsp_counts(shape: dict) -> dict[str, float]:
 
 def depthwise_mve_counts(shape: dict) -> dict[str, float]:
     """``mcu_depthwise_conv2d_s8_mve``'s loops: the band path (``shape["band"]``, the plan gave
-    it the band as scratch) or the pixel path (module docstring)."""
+    it the band as scratch; ``shape["passes"]`` passes over group chunks) or the pixel path
+    (module docstring)."""
     n, out_h, out_w, kernel_h, kernel_w, channels = (shape[k] for k in ("n", "out_h", "out_w", "kernel_h",
                                                                          "kernel_w", "channels"))
     groups, partial = math.ceil(channels / 8), int(channels % 8 != 0)
@@ -152,15 +153,17 @@ def depthwise_mve_counts(shape: dict) -> dict[str, float]:
     columns = min(shape["in_w"], width - shape["pad_left"])
     data_fills, pad_fills = (n * count for count in band_fills(out_h, shape["stride_h"], shape["pad_top"],
                                                                kernel_h, shape["in_h"]))
+    # passes over group chunks: per pass every row, slot and row fill again, each group once
+    passes = shape.get("passes", 1)
     fast = 0 if shape.get("left_shifts") else groups - partial   # band_row_right: the full groups
     pairs, single = out_w // 2, out_w % 2
     loop_taps = 0 if kernel_w == 3 else 1   # pair_taps: a 3-tap row is unrolled
-    return {"dwb_batches": n, "dwb_fill_steps": n * math.ceil(kernel_h * groups * width * 8 / 16),
-            "dwb_rows": rows, "dwb_slots": rows * kernel_h, "dwb_data_rows": data_fills,
+    return {"dwb_batches": n * passes, "dwb_fill_steps": n * math.ceil(kernel_h * groups * width * 8 / 16),
+            "dwb_rows": rows * passes, "dwb_slots": rows * kernel_h * passes, "dwb_data_rows": data_fills * passes,
             "dwb_data_groups": data_fills * groups, "dwb_data_columns": data_fills * groups * columns,
-            "dwb_data_partial": data_fills * partial * columns, "dwb_pad_rows": pad_fills,
+            "dwb_data_partial": data_fills * partial * columns, "dwb_pad_rows": pad_fills * passes,
             "dwb_pad_steps": pad_fills * math.ceil(groups * width * 8 / 16),
-            "dwb_fast_rows": rows * (not shape.get("left_shifts")), "dwb_fast_groups": rows * fast,
+            "dwb_fast_rows": rows * passes * (not shape.get("left_shifts")), "dwb_fast_groups": rows * fast,
             "dwb_fast_pairs": rows * fast * pairs, "dwb_fast_singles": rows * fast * single,
             "dwb_groups": rows * (groups - fast), "dwb_pairs": rows * (groups - fast) * pairs,
             "dwb_singles": rows * (groups - fast) * single,

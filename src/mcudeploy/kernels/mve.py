@@ -13,10 +13,11 @@ Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55
   a ring of kH zero-point-padded input rows stored group-major (every tap 8 bytes further:
   post-increment loads), pixel pairs sharing the weight loads, the output stage of a row's
   full groups in asm; scratch the band (kH rows x every group) when it fits the scratch
-  budget; otherwise (or dilation > 1) pixel by pixel without scratch. Overlap: the pixel-order
-  :func:`depthwise_overlap` (safe on both paths), with the exact :func:`band_overlap` (band:
-  after output row y only input rows from y*sh - pt + kH on are read) as the alternative the
-  final plan may keep instead.
+  budget, else the band of the groups that fit, in passes over group chunks (small images,
+  many channels); otherwise (dilation > 1) pixel by pixel without scratch. Overlap: the
+  pixel-order :func:`depthwise_overlap` (safe on every path; chunked passes: the output below
+  the input), with the exact :func:`band_overlap` (one-pass band: after output row y only input
+  rows from y*sh - pt + kH on are read) as the alternative the final plan may keep instead.
 * ``mve-fully-connected``: the conv's 2x4 blocks with rows as pixels; scratch 2*Kp when
   K % 16 != 0; no overlap.
 * ``mve-elementwise``: Add / Mul without broadcasting, 4 elements per int32 vector; no
@@ -44,6 +45,7 @@ from .prepared import (
     is_depthwise,
     params_or_refusal,
     prepared_params,
+    scratch_budget,
     scratch_call,
     scratch_refusal,
     weight_rows,
@@ -153,40 +155,65 @@ def _has_band(node: Node) -> bool:
     return tuple(node.attrs["dilations"]) == (1, 1) and node.inputs[1].shape[1] <= BAND_ROWS
 
 
-def _band_bytes(node: Node) -> int:
-    """kH rows of ``(W_out - 1) * stride + kW`` band columns of 8 channels, every group: the
-    header's ``MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES`` (what the C scratch_size returns
-    for a band shape)."""
+def _band_bytes(node: Node, channels: int | None = None) -> int:
+    """kH rows of ``(W_out - 1) * stride + kW`` band columns of 8 channels, every group (of
+    ``channels``, default all): the header's ``MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES``
+    (what the C scratch_size returns for a band shape)."""
     kernel_h, kernel_w = node.inputs[1].shape[1:3]
     return scratch_formula("MCU_DEPTHWISE_CONV2D_S8_MVE_SCRATCH_BYTES", out_w=node.outputs[0].shape[2],
                            stride_w=node.attrs["strides"][1], kernel_h=kernel_h, kernel_w=kernel_w,
-                           in_c=node.inputs[0].shape[3])
+                           in_c=node.inputs[0].shape[3] if channels is None else channels)
 
 
 def _band_fits(node: Node) -> bool:
-    """The band path: dilation 1 and the whole band (every group) within the scratch budget;
-    otherwise the pixel path, without scratch."""
+    """The band path in one pass: dilation 1 and the whole band (every group) within the
+    scratch budget."""
     return _has_band(node) and scratch_refusal(node, _band_bytes(node)) is None
 
 
+def band_chunk_groups(node: Node) -> int:
+    """Groups per pass of the band path: every group when the whole band fits the budget,
+    else as many as fit (the small-image layers, e.g. MobileNetV2's 4x4x328, whose band is
+    above (input + output) / 2: passes over group chunks), 0 for the pixel path (dilation
+    > 1, or not even one group's band fits). The C kernel takes ``ctx->size / group band``."""
+    if not _has_band(node):
+        return 0
+    groups = -(-node.inputs[0].shape[3] // 8)
+    return min(groups, scratch_budget(node) // _band_bytes(node, 8))
+
+
 def depthwise_scratch_bytes(node: Node) -> int:
-    """The band (``mcu_runtime_mve.h``) when it fits the scratch budget, else none: the C
-    function returns the band for every band shape, and the kernel runs the pixel path when
-    its context is smaller."""
-    return _band_bytes(node) if _band_fits(node) else 0
+    """The band (``mcu_runtime_mve.h``) of one pass: every group when it fits the scratch
+    budget, else the chunk of groups that fits; none for the pixel path. The C function
+    returns the whole band for every band shape, and the kernel takes as many groups per
+    pass as its context holds (the pixel path below one group)."""
+    return _band_bytes(node, 8) * band_chunk_groups(node)
 
 
 PIXEL_ORDER_PROOF = conv_row_proof(reads_first=False)
 
 
 def depthwise_overlap(node: Node, value) -> int | str:
-    """The pixel path's distance (pixel units, each group stored before the next group's
-    reads: the model of conv_row_proof), safe on both paths: the band path's reads of each
-    output row all come before that row's stores (:func:`band_overlap`, never larger, the
-    variant's ``overlap_alternatives``). ``plan/paired_greedy`` is not monotone in the
-    distances (with the band distance everywhere MobileNetV1-VWW's M55 arena grew from
-    41,280 B to 48,432 B), so plan/overlap_choice.py plans both per node and keeps the smaller."""
-    return nhwc_check(node, value) or PIXEL_ORDER_PROOF(node, value)
+    """The distance the plan is given, both paths: the pixel path's (pixel units, each group
+    stored before the next group's reads: the model of conv_row_proof), the stricter rule of
+    the kernel before the band path. It is safe for the band path too, whose reads of each
+    output row all come before that row's stores (:func:`band_overlap`, never larger). The
+    band path's own, smaller distance (often 0) is the variant's ``overlap_alternatives``:
+    ``plan/paired_greedy`` is not monotone in the distances (with the band distance everywhere
+    MobileNetV1-VWW's M55 arena grew from 41,280 B to 48,432 B), so plan/overlap_choice.py plans
+    both per node and keeps the smaller. Passes over
+    group chunks (:func:`band_chunk_groups`) read the whole input again per pass: the output
+    (its bytes) below the input."""
+    refusal = nhwc_check(node, value)
+    if refusal:
+        return refusal
+    groups = band_chunk_groups(node)
+    if 0 < groups < -(-node.inputs[0].shape[3] // 8):
+        # passes over group chunks: the last pass reads the input from its first row after the
+        # first pass has stored its groups of every pixel, so the output lies below the input.
+        pixel_order = PIXEL_ORDER_PROOF(node, value)
+        return pixel_order if isinstance(pixel_order, str) else max(int(node.outputs[0].nbytes), pixel_order)
+    return PIXEL_ORDER_PROOF(node, value)
 
 
 def band_overlap(node: Node, value) -> int | str:
@@ -196,10 +223,11 @@ def band_overlap(node: Node, value) -> int | str:
 
         distance = max(0, max_y ((y+1) * W_out * C_out - max(0, y*sh - pt + kH) * W * C))
 
-    (rows past the input read nothing); the pixel-order distance when the band does not fit."""
+    (rows past the input read nothing); :func:`depthwise_overlap` when the band does not fit in
+    one pass (group-chunk passes re-read the whole input)."""
     refusal = nhwc_check(node, value)
-    if refusal or not _band_fits(node):
-        return refusal or PIXEL_ORDER_PROOF(node, value)
+    if refusal or not _band_fits(node):        # chunked passes or the pixel path: their own rule
+        return refusal or depthwise_overlap(node, value)
     _, height, width, channels = value.shape
     _, out_height, out_width, out_channels = node.outputs[0].shape
     rows = np.arange(out_height, dtype=np.int64) * node.attrs["strides"][0] - node.attrs["pads"][0] \

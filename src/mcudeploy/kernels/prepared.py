@@ -81,14 +81,18 @@ def params_or_refusal(node: Node):
 SCRATCH_FLOOR = 1024      # bytes any optimised variant may take as scratch
 
 
+def scratch_budget(node: Node) -> int:
+    """The most scratch an optimised variant may take for ``node`` (:func:`scratch_refusal`)."""
+    return max(SCRATCH_FLOOR, (node.inputs[0].nbytes + node.outputs[0].nbytes) // 2)
+
+
 def scratch_refusal(node: Node, scratch: int) -> str | None:
     """The memory rule of the optimised variants: scratch may not exceed
     max(1 KiB, (input bytes + output bytes) / 2), so that it never dominates what the node's
     own tensors take (a K = 4000 fully connected layer with a q15 copy of its input, 16 KB for
     an output of 4 bytes, is refused and the next, smaller variant runs). The arena effect of
     the variants on the shared models is measured in benchmarks/results/kernels.md."""
-    data = node.inputs[0].nbytes + node.outputs[0].nbytes
-    budget = max(SCRATCH_FLOOR, data // 2)
+    budget = scratch_budget(node)
     if scratch > budget:
         return (f"scratch {scratch} bytes above the budget max(1 KiB, (input + output) / 2) = {budget} bytes; "
                 "a smaller kernel runs")
