@@ -215,7 +215,10 @@ class LevelsTable:
         self.patched: set[int] = set()
         self.seconds = 0.0
 
-    def measure(self, count: tuple[int, int], which: list[int]) -> None:
+    def measure(self, count: tuple[int, int], which: list[int],
+                others: dict[int, tuple[int, int]] | None = None) -> None:
+        """Tile the levels ``which`` at ``count`` (and ``others`` at their own counts, not
+        measured) and record each measured level's need."""
         from .split import given_split
         from .tiling import apply_tiling
         copy = self.graph.copy()
@@ -228,6 +231,9 @@ class LevelsTable:
                 kept.append(index)
         if not regions:
             return
+        for index, other in (others or {}).items():
+            if index not in which and other != (1, 1):
+                regions.append(TilingRegion(self.levels[index].start, self.levels[index].end, *other))
         try:
             tiled = apply_tiling(copy, tuple(regions), verify=False)
             split = given_split(copy, self.points, tiled)
@@ -259,8 +265,14 @@ class LevelsTable:
         if not wide:
             return
         started = time.perf_counter()
+        # the other levels tiled at their choice for the ceiling: the need is the top of the
+        # on-chip arena over a level's steps, and the untiled levels' megabytes of buffers
+        # pushed a patched level's buffers up to 1 MiB (U-Net 256, 16x2; 350 KB planned alone)
+        others = {i: (level.choices(ceiling) or level.smallest())[0].count
+                  for i, (level, ceiling) in enumerate(zip(self.levels, ceilings))
+                  if i not in wide and (level.choices(ceiling) or level.smallest())}
         for count in PATCHES:
-            self.measure(count, wide)
+            self.measure(count, wide, others)
         self.patched.update(wide)
         self.seconds += time.perf_counter() - started
 
