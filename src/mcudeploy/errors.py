@@ -79,9 +79,16 @@ class DoesNotFitError(McuDeployError):
 
 class ValidationFailed(McuDeployError):
     """``mcudeploy validate``: the quantized model missed an acceptance threshold
-    (cosine, top-1 / top-5 agreement, accuracy drop). The report says which and by how much."""
+    (cosine, top-1 / top-5 agreement, accuracy drop). The report says which and by how much.
+    ``figures`` / ``details``: what was measured, so a failed deploy stage still records and
+    shows them (its results row said "top-1 agreement -; cosine -")."""
 
     exit_code = 9
+
+    def __init__(self, message: str, figures: dict | None = None, details: dict | None = None) -> None:
+        super().__init__(message)
+        self.figures = dict(figures or {})
+        self.details = dict(details or {})
 
 
 class BoardLinkError(McuDeployError):

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import McuDeployError
+from ..errors import McuDeployError, ValidationFailed
 from ..runs.current import active_run
 from ..runs.live import INTERRUPTED_EXIT_CODE, Run, begin_record
 from ..runs.location import GitCommit, default_store_path
@@ -98,6 +98,9 @@ class StageRecorder:
         try:
             with active_run(run):
                 result = compute()
+        except ValidationFailed as error:     # the figures it measured are kept
+            result = StageResult(stage, FAILED, reason=str(error), exit_code=error.exit_code,
+                                 figures=error.figures, details=error.details)
         except McuDeployError as error:
             result = StageResult(stage, FAILED, reason=str(error), exit_code=error.exit_code)
         except BaseException as error:   # an interruption or a bug: recorded, then raised

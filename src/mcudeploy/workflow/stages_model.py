@@ -215,9 +215,10 @@ def validate(context: DeployContext) -> StageResult:
                                         if worst.top1_agreement is not None else "")
                + (f", accuracy {worst.quantized_accuracy:.1%} (float {worst.float_accuracy:.1%})"
                   if worst.quantized_accuracy is not None else ""))
+    figures = {"cosine": worst.cosine, "top1": worst.top1_agreement}
+    details = {"cosine": worst.cosine, "top1": worst.top1_agreement, "source": samples.source,
+               "samples": result.samples, "accuracy": worst.quantized_accuracy}
     if not result.passed:
-        raise ValidationFailed(failure_message(result, explained=True))
-    return StageResult("validate", summary=summary, figures={"cosine": worst.cosine, "top1": worst.top1_agreement},
-                       details={"cosine": worst.cosine, "top1": worst.top1_agreement, "source": samples.source,
-                                "samples": result.samples, "accuracy": worst.quantized_accuracy})
+        raise ValidationFailed(failure_message(result, explained=True), figures=figures, details=details)
+    return StageResult("validate", summary=summary, figures=figures, details=details)
 
