@@ -83,16 +83,20 @@ def _missing(row: ResultsRow, name: str) -> str:
     return {"top1": "n/a (no class output)", "accuracy": "- (no labels)"}.get(name, "-")
 
 
-def _details(results: dict[str, StageResult], stage: str) -> dict[str, Any]:
+def _details(results: dict[str, StageResult], stage: str, failed_too: bool = False) -> dict[str, Any]:
+    """A stage's details when it ran OK; ``failed_too``: also when it failed having measured
+    them (a validate stage below its thresholds: its cosine and top-1 are the row's answer)."""
     result = results.get(stage)
-    return result.details if result is not None and result.status == OK else {}
+    if result is None:
+        return {}
+    return result.details if result.status == OK or failed_too else {}
 
 
 def results_row(context: DeployContext) -> ResultsRow:
     """The row of the deploy in ``context`` (module docstring)."""
     results = context.results
     analyzed, searched = _details(results, "analyze"), _details(results, "search")
-    quantized, validated = results.get("quantize"), _details(results, "validate")
+    quantized, validated = results.get("quantize"), _details(results, "validate", failed_too=True)
     kind = quantized.details.get("type", "-") if quantized is not None else "-"
     if quantized is not None and quantized.status != OK and kind != "-":
         kind += " (as given)"
