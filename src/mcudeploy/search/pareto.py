@@ -85,7 +85,7 @@ def memory_knee(trials: list):
     unknown, not slow)."""
     ordered = sorted(trials, key=lambda t: (t.metrics.on_chip_bytes, _latency(t), t.metrics.external_bytes,
                                             t.metrics.flash_bytes, t.index))
-    front = []
+    front: list = []
     for trial in ordered:                     # increasing on-chip: keep strictly faster points only
         if not front or _latency(trial) < _latency(front[-1]):
             front.append(trial)
