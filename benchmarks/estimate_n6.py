@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import csv
 import statistics
+import sys
 from dataclasses import replace
 
 from mcudeploy.driver import deploy
 from mcudeploy.estimate import estimate
 from mcudeploy.options import DeploymentOptions
 from mcudeploy.targets import load_target
-from paths import SHARED
+from paths import REPO, SHARED
+
+sys.path.insert(0, str(REPO / "tools"))
+from layer_graphs import N6_SINGLE_LAYERS  # noqa: E402
 
 PUBLISHED = SHARED / "data" / "published_latency"
 
@@ -23,16 +27,6 @@ def _pct(value: float) -> str:
     return f"{value:+.1%}"
 
 
-N6_LAYERS = {   # csv (layer, filters, kernel) -> builder
-    ("Conv2D", "16", "3x3"): lambda b: b.conv(64, 64, 3, 16, 3),
-    ("Conv2D (pointwise)", "32", "1x1"): lambda b: b.conv(64, 64, 3, 32, 1),
-    ("Conv2D", "32", "5x5"): lambda b: b.conv(64, 64, 3, 32, 5),
-    ("Conv2D", "32", "7x7"): lambda b: b.conv(64, 64, 3, 32, 7),
-    ("Conv2D", "32", "3x3"): lambda b: b.conv(64, 64, 3, 32, 3),
-    ("Conv2D", "64", "3x3"): lambda b: b.conv(64, 64, 3, 64, 3),
-    ("Conv2D+MaxPool", "16", "3x3"): lambda b: b.pool_after(b.conv(64, 64, 3, 16, 3)),
-    ("DepthwiseConv2D", "3", "3x3"): lambda b: b.depthwise(64, 64, 3, 3),
-}
 
 
 def n6_layer(builder, target=None) -> tuple:
@@ -69,7 +63,7 @@ def run_n6_flash(records: list[dict]) -> dict:
     weights_in_flash = True
     for record in runnable:
         key = f"{record['layer']} {record['filters']} {record['kernel']}"
-        builder = N6_LAYERS[(record["layer"], record["filters"], record["kernel"])]
+        builder = N6_SINGLE_LAYERS[(record["layer"], record["filters"], record["kernel"])]
         scan[key] = []
         for bandwidth in FLASH_SCAN_MB_PER_S:
             deployment, result = n6_layer(builder, _with_flash_bandwidth(bandwidth))
@@ -89,7 +83,7 @@ def run_n6() -> dict:
         records = list(csv.DictReader(handle))
     overhead = load_target("stm32n6").npu.run_overhead_us
     for record in records:
-        deployment, result = n6_layer(N6_LAYERS[(record["layer"], record["filters"], record["kernel"])])
+        deployment, result = n6_layer(N6_SINGLE_LAYERS[(record["layer"], record["filters"], record["kernel"])])
         head = next(layer for layer in result.layers if layer.device == "npu")
         epochs, work = head.hardware_epochs, head.work_bytes
         ram = (deployment.graph.inputs[0].nbytes + work) / 1024

@@ -19,18 +19,9 @@ from mcudeploy.options import DeploymentOptions
 from mcudeploy.targets import load_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from layer_graphs import LayerBatch  # noqa: E402
+from layer_graphs import N6_SINGLE_LAYERS as LAYERS  # noqa: E402
+from layer_graphs import LayerBatch
 
-LAYERS = {   # csv (layer, filters, kernel) -> builder, as benchmarks/estimate_bench.py builds them
-    ("Conv2D", "16", "3x3"): lambda b: b.conv(64, 64, 3, 16, 3),
-    ("Conv2D (pointwise)", "32", "1x1"): lambda b: b.conv(64, 64, 3, 32, 1),
-    ("Conv2D", "32", "5x5"): lambda b: b.conv(64, 64, 3, 32, 5),
-    ("Conv2D", "32", "7x7"): lambda b: b.conv(64, 64, 3, 32, 7),
-    ("Conv2D", "32", "3x3"): lambda b: b.conv(64, 64, 3, 32, 3),
-    ("Conv2D", "64", "3x3"): lambda b: b.conv(64, 64, 3, 64, 3),
-    ("Conv2D+MaxPool", "16", "3x3"): lambda b: b.pool_after(b.conv(64, 64, 3, 16, 3)),
-    ("DepthwiseConv2D", "3", "3x3"): lambda b: b.depthwise(64, 64, 3, 3),
-}
 with open(SHARED / "data" / "published_latency" / "n6_single_layers.csv", newline="") as handle:
     RECORDS = list(csv.DictReader(handle))
 

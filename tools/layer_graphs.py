@@ -172,3 +172,18 @@ class LayerBatch:
         self.graph.outputs = list(self.outputs)
         verify(self.graph)
         return self.graph
+
+
+# The STM32N6570-DK single layers of ../shared/data/published_latency/n6_single_layers.csv
+# (64x64x3 input), by the csv's (layer, filters, kernel): one builder each, for the estimate
+# bench and its test.
+N6_SINGLE_LAYERS = {   # csv (layer, filters, kernel) -> builder
+    ("Conv2D", "16", "3x3"): lambda b: b.conv(64, 64, 3, 16, 3),
+    ("Conv2D (pointwise)", "32", "1x1"): lambda b: b.conv(64, 64, 3, 32, 1),
+    ("Conv2D", "32", "5x5"): lambda b: b.conv(64, 64, 3, 32, 5),
+    ("Conv2D", "32", "7x7"): lambda b: b.conv(64, 64, 3, 32, 7),
+    ("Conv2D", "32", "3x3"): lambda b: b.conv(64, 64, 3, 32, 3),
+    ("Conv2D", "64", "3x3"): lambda b: b.conv(64, 64, 3, 64, 3),
+    ("Conv2D+MaxPool", "16", "3x3"): lambda b: b.pool_after(b.conv(64, 64, 3, 16, 3)),
+    ("DepthwiseConv2D", "3", "3x3"): lambda b: b.depthwise(64, 64, 3, 3),
+}
