@@ -96,6 +96,10 @@ class Level:
         fitting = [c for c in self.counts if c.need <= peak]
         return sorted(fitting, key=lambda c: (c.added_macc, c.count[0] * c.count[1]))
 
+    def pick(self, peak: int) -> list[LevelCount]:
+        """:meth:`choices`, or the best effort (:meth:`smallest`) when none fits ``peak``."""
+        return self.choices(peak) or self.smallest()
+
 
 @dataclass
 class LevelsChoice:
@@ -268,9 +272,8 @@ class LevelsTable:
         # the other levels tiled at their choice for the ceiling: the need is the top of the
         # on-chip arena over a level's steps, and the untiled levels' megabytes of buffers
         # pushed a patched level's buffers up to 1 MiB (U-Net 256, 16x2; 350 KB planned alone)
-        others = {i: (level.choices(ceiling) or level.smallest())[0].count
-                  for i, (level, ceiling) in enumerate(zip(self.levels, ceilings))
-                  if i not in wide and (level.choices(ceiling) or level.smallest())}
+        others = {i: picked[0].count for i, (level, ceiling) in enumerate(zip(self.levels, ceilings))
+                  if i not in wide and (picked := level.pick(ceiling))}
         for count in PATCHES:
             self.measure(count, wide, others)
         self.patched.update(wide)
@@ -307,7 +310,7 @@ def choose_levels(graph: Graph, plan: Planner, table: LevelsTable, *,
     ceilings = [target_peak] * len(levels)
     for _ in range(REPAIRS + 1):
         table.patches_for(ceilings)
-        picks = [level.choices(ceiling) or level.smallest() for level, ceiling in zip(levels, ceilings)]
+        picks = [level.pick(ceiling) for level, ceiling in zip(levels, ceilings)]
         if any(not pick for pick in picks):
             break
         chosen = [pick[0].count if pick[0].count != (1, 1) else None for pick in picks]
