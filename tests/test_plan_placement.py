@@ -10,6 +10,7 @@ from mcudeploy.codegen import ProjectOptions, generate_files
 from mcudeploy.deployment import check_deployment
 from mcudeploy.driver import deploy
 from mcudeploy.errors import UsageError
+from mcudeploy.estimate import estimate
 from mcudeploy.options import DeploymentOptions
 
 RESNET8 = "mlperf_tiny/resnet8_int8.tflite"
@@ -81,3 +82,71 @@ def test_arena_lands_off_chip_only_when_nothing_on_chip_holds_it_and_the_verdict
     assert deployment.fits and "OFF CHIP" in deployment.ledger.verdict()
     on_chip_only = deployment_of("npu-mcu", sram_limit=16 * 1024, external_activations=False)
     assert not on_chip_only.fits and "does not fit" in on_chip_only.ledger.verdict()
+
+
+def _copied(deployment) -> dict[str, int]:
+    """Weight tensor -> compiled bytes, for the weights the plan copied out of octoFlash."""
+    from mcudeploy.driver import integer_params
+    from mcudeploy.kernels.emitted_arrays import stored_sizes
+    sizes = stored_sizes(deployment.graph, deployment.kernels, integer_params(deployment.graph))
+    return {name: sizes.get(name, 0) for name, region in deployment.plan.weights.items() if region != "octoFlash"}
+
+
+@pytest.mark.parametrize("model", [RESNET8, "mlperf_tiny/mobilenetv1_vww_int8.tflite"])
+@pytest.mark.parametrize("limit_of", [lambda sizes: 0, lambda sizes: min(sizes),
+                                      lambda sizes: sum(sizes) - 1], ids=["zero", "smallest", "all-but-one-byte"])
+def test_a_weights_ram_limit_copies_the_most_read_weights_within_it(model, limit_of):
+    """[weights] ram_limit: the copies take at most that much on-chip RAM, the most-read first
+    (a greedy knapsack: a tensor that does not fit what is left stays in flash and smaller,
+    less-read ones may still go). Filters the M55's 32 KB D-cache holds come last: the
+    estimator charges them one read, a copy gains nothing."""
+    from mcudeploy.plan.placement import weight_reads
+    unlimited = _copied(deployment_of("stm32n6", model))
+    limit = limit_of(list(unlimited.values()))
+    deployment = deployment_of("stm32n6", model, weights_ram_limit=limit)
+    copied = _copied(deployment)
+    assert sum(copied.values()) <= limit and set(copied) <= set(unlimited)
+    if limit < sum(unlimited.values()):
+        assert set(copied) < set(unlimited)
+    reads = {}
+    for node in deployment.graph.nodes:
+        for value in node.inputs:
+            if value is not None and value.is_constant:
+                reads[value.name] = reads.get(value.name, 0) + weight_reads(node)
+    left = limit - sum(copied.values())
+    for name in set(unlimited) - set(copied):      # each one left in flash: it did not fit what was left
+        hotter = [other for other in copied if reads[other] >= reads[name]]
+        assert unlimited[name] > left or not hotter or limit == 0, name
+    if limit >= min(unlimited.values()):
+        assert copied, "nothing copied within a limit that holds the smallest hot weights"
+    assert f"ram_limit {limit} bytes" in deployment.plan.placement.reasons["weights"]
+    cached = [name for name in copied if unlimited[name] <= 32 * 1024]
+    streamed = [name for name in set(unlimited) - set(copied) if unlimited[name] > 32 * 1024]
+    if cached and streamed:        # a filter the D-cache holds was copied only into what the streamed ones left
+        assert min(unlimited[name] for name in streamed) > limit - sum(copied.values()) + sum(
+            unlimited[name] for name in cached), "a weight the D-cache holds went before a streamed one"
+    latency = [estimate(d).latency_us for d in (deployment_of("stm32n6", model, weights="flash"), deployment,
+                                                deployment_of("stm32n6", model))]
+    assert latency[0] >= latency[1] >= latency[2]
+
+
+def test_hot_weight_budgets_are_increasing_prefixes_of_the_traffic():
+    from mcudeploy.driver import deployable_graph, load_graph
+    from mcudeploy.plan.placement import hot_weight_budgets
+    from mcudeploy.targets import load_target
+    graph = deployable_graph(load_graph(shared_model(RESNET8)))
+    budgets = hot_weight_budgets(graph, load_target("stm32n6"))
+    total = sum(v.nbytes for v in graph.constants())
+    assert budgets == tuple(sorted(set(budgets))) and 1 <= len(budgets) <= 3
+    assert all(b % 1024 == 0 and 0 < b <= total + 1024 for b in budgets)
+
+
+def test_a_weights_ram_limit_from_the_config_file_and_the_command_line(tmp_path):
+    from mcudeploy.options import load_options
+    path = tmp_path / "c.toml"
+    path.write_text('[weights]\nram_limit = "64K"\n', encoding="utf-8")
+    assert load_options(path).weights_ram_limit == 65536
+    assert "ram_limit = 65536" in load_options(path).to_toml()
+    path.write_text('[weights]\nram_limit = "lots"\n', encoding="utf-8")
+    with pytest.raises(UsageError, match="ram_limit"):
+        load_options(path)

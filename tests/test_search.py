@@ -255,3 +255,22 @@ def test_memory_objective_takes_a_step_that_saves_more_latency_than_it_adds_ram(
     slower_bigger = Trial({}, "PASS", metrics=Metrics(latency_us=50e6, on_chip_bytes=400_000), index=4)
     assert best_trial([small, hand_like, copied, slower_bigger], "memory").index == 2
     assert best_trial([small, copied], "memory").index == 1
+
+
+def test_a_weights_ram_limit_is_a_knob_on_slow_flash_and_a_move_to_it_leaves_the_flash():
+    """On a target whose weights are in slow flash the space offers ``weights_ram_limit`` values,
+    and a move to one from ``weights = flash`` (where the limit would not apply) copies weights:
+    otherwise the search could never try a few hot weights in RAM from an incumbent in flash."""
+    from mcudeploy.search.space import move
+    from mcudeploy.search.strategy import Proposer
+    context = SpaceContext(load_target("stm32n6"), DeploymentOptions(target="stm32n6"), weight_budgets=(4096, 65536))
+    space = build_space(context)
+    assert space.values["weights_ram_limit"] == (None, 4096, 65536)
+    flash = normalise({**space.base_config(), "weights": "flash"})
+    moved = move(flash, "weights_ram_limit", 4096)
+    assert moved["weights"] == "auto" and moved["weights_ram_limit"] == 4096
+    assert normalise({**flash, "weights_ram_limit": 4096})["weights_ram_limit"] is None
+    neighbours = Proposer(space, "memory")._neighbours(flash)
+    assert {m["weights_ram_limit"] for m in neighbours if m["weights"] == "auto"} >= {4096, 65536}
+    internal = SpaceContext(load_target("stm32h743"), DeploymentOptions(target="stm32h743"))
+    assert build_space(internal).values["weights_ram_limit"] == (None,)

@@ -31,6 +31,8 @@ The file format (every key optional; sections group the keys as users think of t
 
     [weights]
     placement = "auto"              # auto | flash | ram
+    ram_limit = "64K"               # on-chip bytes the copied weights may take (hottest first;
+                                    #   default: all the room left after the arena)
 
     [mapping]
     force_cpu = ["conv7"]
@@ -124,6 +126,7 @@ class DeploymentOptions:
     concat_in_place: bool = True
     time_limit: float = 10.0
     weights: str = "auto"
+    weights_ram_limit: int | None = None
     force_cpu: tuple[str, ...] = ()
     executor: str = "mcudeploy"
     kernels: str = "auto"
@@ -190,6 +193,8 @@ OPTION_SPECS: dict[str, OptionSpec] = {spec.field: spec for spec in (
     OptionSpec("concat_in_place", "schedule", "concat_in_place", "bool"),
     OptionSpec("time_limit", "schedule", "time_limit", "float"),
     OptionSpec("weights", "weights", "placement", "str", WEIGHT_PLACEMENTS),
+    OptionSpec("weights_ram_limit", "weights", "ram_limit", "size", optional=True,
+               help="on-chip bytes the weights copied out of flash may take, the most-read first"),
     OptionSpec("force_cpu", "mapping", "force_cpu", "strs"),
     OptionSpec("executor", "mapping", "executor", "str", EXECUTORS,
                help="who runs the nodes: mcudeploy (its CPU code) or vendor-npu (the vendor's NPU compiler)"),

@@ -17,7 +17,8 @@ from ..options import EXECUTORS, KERNEL_PREFERENCES, SCHEDULES, DeploymentOption
 from ..units import parse_size
 
 # command-line option -> DeploymentOptions field (and how to read the text)
-SIZE_OPTIONS = {"sram_limit": "--sram-limit", "reserve": "--reserve", "stack": "--stack"}
+SIZE_OPTIONS = {"sram_limit": "--sram-limit", "reserve": "--reserve", "stack": "--stack",
+                "weights_ram_limit": "--weights-ram-limit"}
 
 
 def add_deployment_arguments(parser: argparse.ArgumentParser, *, target_required: bool = False) -> None:
@@ -53,6 +54,9 @@ def add_deployment_arguments(parser: argparse.ArgumentParser, *, target_required
                        help="copy the most-read weights from flash into free on-chip RAM")
     group.add_argument("--weights-in-flash", dest="weights", action="store_const", const="flash",
                        help="never copy weights to RAM, even from slow external flash")
+    group.add_argument("--weights-ram-limit", metavar="BYTES",
+                       help="at most this much on-chip RAM for weights copied out of flash, the most-read "
+                            "first (e.g. 64K; default: all the room the arena leaves)")
     group.add_argument("--kernels", choices=KERNEL_PREFERENCES,
                        help="kernel variants: auto (the fastest the core runs while the deployment fits, "
                             "else the fewest fall back that make it fit; default), arena (fast only where they cost no "

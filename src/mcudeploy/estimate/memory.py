@@ -41,7 +41,7 @@ def prefetches(region: MemoryRegion) -> bool:
 
 
 def is_zero_wait(region: MemoryRegion) -> bool:
-    return region.on_chip and region.latency_cycles <= 1
+    return region.zero_wait
 
 
 def line_bytes(region: MemoryRegion) -> int:
@@ -56,11 +56,9 @@ def missing_figures(region: MemoryRegion) -> list[str]:
 
 
 def cache_of(region: MemoryRegion, dcache_bytes: int) -> tuple[str, int]:
-    """(which cache, its bytes) in front of ``region``: its own, or the core's L1 data cache."""
-    if is_zero_wait(region):
-        return "", 0
-    core = dcache_bytes if region.kind != "sram" or region.latency_cycles > 1 else 0
-    return ("region:" + region.name, region.cache_bytes) if region.cache_bytes >= core else ("core", core)
+    """(which cache, its bytes) in front of ``region``: its own, or the core's L1 data cache
+    (:meth:`~mcudeploy.targets.MemoryRegion.cache_in_front`, which the placement reads too)."""
+    return region.cache_in_front(dcache_bytes)
 
 
 def fills_of(access: Access, region: MemoryRegion, dcache_bytes: int, pressure: dict[str, int] | None = None) -> float:

@@ -33,6 +33,8 @@ Rules:
    the reason then says how much on-chip RAM the copy takes, and when nothing is copied, how
    much copying the hot ones would take. mcudeploy's own CPU code (``executor = "mcudeploy"``)
    keeps the rule above: its kernels re-read a filter for every output pixel.
+   ``[weights] ram_limit`` caps the on-chip bytes the copies take (the most-read first, a
+   greedy knapsack by saving per byte; :func:`hot_weight_budgets` gives the search its values).
    A weight tensor is read once per output pixel of its node (the reference
    kernels re-read the filter for every pixel), so
 
@@ -227,11 +229,12 @@ def place_regions(graph: Graph, arena_bytes: int, target: Target, options: Deplo
         placement.seconds["activations"] = _arena_traffic(graph) / region.speed
     fits = placement.arena_fits
     vendor = target.npu is not None and options.executor == "vendor-npu"   # rule 3: the vendor's placement
-    auto_copy = _slow_flash(target) and not vendor
+    auto_copy = slow_flash(target) and not vendor
     allow_copy = fits and options.weights != "flash" and (options.weights == "ram" or auto_copy)
     cost = _copy_cost(graph, target, dict(free), placement) if fits and options.weights == "auto" \
-        and _slow_flash(target) and not auto_copy else ""
-    _place_weights(graph, target, free, placement, allow_copy, vendor, weight_sizes or {})
+        and slow_flash(target) and not auto_copy else ""
+    _place_weights(graph, target, free, placement, allow_copy, vendor, weight_sizes or {},
+                   budget=options.weights_ram_limit)
     if cost:
         placement.reasons["weights"] += "; " + cost
     return placement
@@ -305,7 +308,7 @@ def no_target_placement(graph: Graph, arena_bytes: int, fixed: dict[str, int],
                            external_bytes=external_bytes)
 
 
-def _slow_flash(target: Target) -> bool:
+def slow_flash(target: Target) -> bool:
     """True when the weights' home flash is ``SLOW_FLASH_RATIO`` x slower than on-chip RAM."""
     flash = [r for r in target.regions if r.kind == "flash"]
     ram = [r for r in target.regions if r.on_chip and r.writable]
@@ -315,13 +318,15 @@ def _slow_flash(target: Target) -> bool:
     return max(r.speed for r in ram) >= SLOW_FLASH_RATIO * home.speed
 
 
-def _copied_bytes(graph: Graph, placement: RegionPlacement, home: str | None) -> str:
-    """``"78064 bytes of npuRAM3"``: the on-chip RAM the copied weights take, per region."""
+def _copied_bytes(graph: Graph, placement: RegionPlacement, home: str | None,
+                  sizes: dict[str, int] | None = None) -> str:
+    """``"78064 bytes of npuRAM3"``: the on-chip RAM the copied weights take, per region
+    (``sizes``: the bytes as compiled, default the graph's)."""
     per_region: dict[str, int] = {}
     for value in graph.constants():
         region = placement.weights.get(value.name)
         if region is not None and region != home:
-            per_region[region] = per_region.get(region, 0) + value.nbytes
+            per_region[region] = per_region.get(region, 0) + (sizes or {}).get(value.name, value.nbytes)
     return ", ".join(f"{size} bytes of {region}" for region, size in sorted(per_region.items()))
 
 
@@ -331,28 +336,68 @@ def _arena_traffic(graph: Graph) -> int:
                if v is not None and not v.is_constant)
 
 
-def _weight_reads(graph: Graph) -> list[tuple[Value, int]]:
+def _weight_reads(graph: Graph, cached: int = 0, sizes: dict[str, int] | None = None) -> list[tuple[Value, int]]:
+    """(weight, reads by its kernels), the most reads (= saving per byte) first. A tensor of at
+    most ``cached`` bytes (the cache in front of the flash, :meth:`MemoryRegion.cache_in_front`)
+    misses once and is then read from the cache, as the estimator charges it: it comes after
+    every tensor that does not fit (a U-Net's 18 KB first-level filters behind the M55's 32 KB
+    D-cache gain nothing from a copy; its 110 KB decoder filters stream from flash)."""
     reads: dict[str, tuple[Value, int]] = {}
     for node in graph.nodes:
         for value in node.inputs:
             if value is not None and value.is_constant:
                 previous = reads.get(value.name, (value, 0))[1]
                 reads[value.name] = (value, previous + weight_reads(node))
-    return sorted(reads.values(), key=lambda item: -item[1])       # most reads per byte first
+    fits_cache = lambda value: (sizes or {}).get(value.name, value.nbytes) <= cached     # noqa: E731
+    return sorted(reads.values(), key=lambda item: (fits_cache(item[0]), -item[1]))
+
+
+def hot_weight_budgets(graph: Graph, target: Target, shares: tuple[float, ...] = (0.25, 0.5, 0.75)
+                       ) -> tuple[int, ...]:
+    """``[weights] ram_limit`` values worth trying: for each share, the bytes of the most-read
+    weights (rule 3's order, on ``target``'s flash and cache) whose copy removes that share of
+    the weights' flash traffic (``nbytes x reads``), rounded up to 1 KiB; distinct and
+    increasing. Deep filters re-read at every pixel of a level cost the same traffic at every
+    level of a U-Net, the shallow ones for a quarter of the bytes."""
+    flash = [r for r in target.regions if r.kind == "flash"]
+    cached = max(flash, key=lambda r: r.size).cache_in_front(target.core.dcache_bytes)[1] if flash else 0
+    reads = [(value, 1 if value.nbytes <= cached else count) for value, count in _weight_reads(graph, cached)]
+    total = sum(value.nbytes * count for value, count in reads)
+    budgets: list[int] = []
+    if not total:
+        return ()
+    for share in shares:
+        moved = size = 0
+        for value, count in reads:
+            if moved >= share * total:
+                break
+            moved, size = moved + value.nbytes * count, size + value.nbytes
+        rounded = -(-size // 1024) * 1024
+        if rounded and rounded not in budgets:
+            budgets.append(rounded)
+    return tuple(budgets)
 
 
 def _place_weights(graph: Graph, target: Target, free: dict[str, int], placement: RegionPlacement,
-                   allow_on_chip: bool, vendor: bool = False, sizes: dict[str, int] | None = None) -> None:
+                   allow_on_chip: bool, vendor: bool = False, sizes: dict[str, int] | None = None, *,
+                   budget: int | None = None) -> None:
+    """Rule 3; ``budget`` (``[weights] ram_limit``): the most on-chip bytes the copies take, the
+    most-read tensors first; one that does not fit what is left of it stays in flash and the
+    next, smaller ones may still be copied (a greedy knapsack by saving per byte)."""
     flash = sorted((r for r in target.regions if r.kind == "flash"), key=lambda r: -r.size)
     on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and r.holds_data
                       and allow_on_chip and free[r.name] > 0), key=lambda r: -r.speed)
     home = flash[0] if flash else None
-    for value, count in _weight_reads(graph):
+    left = math.inf if budget is None or home is None else budget
+    cached = home.cache_in_front(target.core.dcache_bytes)[1] if home is not None else 0
+    for value, count in _weight_reads(graph, cached, sizes):
         size = (sizes or {}).get(value.name, value.nbytes)
-        region = next((r for r in on_chip if free[r.name] >= size), None)
+        region = next((r for r in on_chip if free[r.name] >= size), None) if size <= left else None
         better = region is not None and (home is None or region.speed > home.speed)
         if home is not None and not (better and count > 1):
             region = home
+        elif region is not None:
+            left -= size
         if region is None:
             region = max(target.regions, key=lambda r: free[r.name])
             placement.notes.append(f"weight {value.name!r} ({size} bytes) fits no region")
@@ -363,10 +408,14 @@ def _place_weights(graph: Graph, target: Target, free: dict[str, int], placement
     copied = sum(1 for name, region in placement.weights.items() if home is None or region != home.name)
     if copied:
         placement.reasons["weights"] = (f"{copied} hot weight tensor(s) copied to on-chip RAM "
-                                        + ("(weights = ram)" if home is None or not _slow_flash(target)
+                                        + ("(weights = ram)" if home is None or not slow_flash(target)
                                            else f"({home.name} is >= {SLOW_FLASH_RATIO:g}x slower than on-chip RAM)"))
         if vendor:                      # rule 3: say what leaving the vendor's placement costs
             placement.reasons["weights"] = f"{copied} hot weight tensor(s) copied to on-chip RAM (weights = ram): " + \
                 _copied_bytes(graph, placement, home.name if home is not None else None)
     elif home is not None:
         placement.reasons["weights"] = f"stored in {home.name} ({home.speed / 1e6:g} MB/s)"
+    if budget is not None and home is not None and allow_on_chip:
+        placement.reasons["weights"] += (f"; [weights] ram_limit {budget} bytes: "
+                                         f"{_copied_bytes(graph, placement, home.name, sizes) or 'nothing'} copied, "
+                                         f"the most-read first, the rest stays in {home.name}")

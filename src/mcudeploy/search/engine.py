@@ -33,9 +33,10 @@ import shutil
 import time
 from pathlib import Path
 
-from ..driver import resolve_target
+from ..driver import deployable_graph, resolve_target
 from ..errors import UsageError
 from ..ir import Graph
+from ..plan.placement import hot_weight_budgets, slow_flash
 from ..targets import Target
 from .bounds import allowed_regions, arena_pool
 from .critical import boundary
@@ -320,7 +321,8 @@ class Search:
 
     def _space(self, first: Trial):
         context = SpaceContext(self.target, self.base, npu_refused=_refused_nodes(first),
-                               tiling=pipeline_has("tiling"), graph_split=pipeline_has("split"))
+                               tiling=pipeline_has("tiling"), graph_split=pipeline_has("split"),
+                               weight_budgets=self._weight_budgets())
         if self.request.backend == VELA:
             space = self.vela_space()
         else:
@@ -330,6 +332,15 @@ class Search:
         self.log.note(f"option space: {space.size()} configurations; varied: {free or 'nothing'}; "
                       f"locked by the user: {', '.join(sorted(space.locked)) or 'nothing'}")
         return space
+
+    def _weight_budgets(self) -> tuple[int, ...]:
+        """``[weights] ram_limit`` values (:func:`~mcudeploy.plan.placement.hot_weight_budgets`),
+        on a target whose flash is slow enough that copying weights pays (rule 3 of
+        :mod:`~mcudeploy.plan.placement`); none on an internal-flash part."""
+        if self.request.backend != MCUDEPLOY or not slow_flash(self.target):
+            return ()
+        graph = self.graph if self.graph is not None else self.runner_graph()
+        return hot_weight_budgets(deployable_graph(graph.copy()), self.target)
 
     def vela_space(self):
         from .vela import vela_space

@@ -20,6 +20,9 @@ field)::
     external_activations  on | off       (external RAM)     the arena may go to PSRAM
     split_arena           off | on                          arena over several banks
     weights               auto | flash | ram                where weights live
+    weights_ram_limit     all | the bytes of the hottest weights that remove 1/4, 1/2, 3/4 of
+                          their flash traffic (slow flash, weights not in flash): the on-chip
+                          RAM the copies may take
     kernels               auto | arena | reference          kernel variants (fastest = auto when it fits)
     force_cpu             () | nodes the NPU refuses        NPU / CPU mapping override
     tiling_auto           off | on       (pipeline tiles)   layers run tile by tile
@@ -74,6 +77,7 @@ class SpaceContext:
     npu_refused: tuple[str, ...] = ()     # nodes whose NPU layers fail (force_cpu candidates)
     tiling: bool = False                  # the pipeline tiles ([tiling] auto)
     graph_split: bool = False             # the pipeline splits graphs ([split] auto)
+    weight_budgets: tuple[int, ...] = ()  # [weights] ram_limit values (placement.hot_weight_budgets)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class Knob:
     values: Callable[[SpaceContext], tuple]
     what: str
     applies: Callable[[dict], bool] = lambda config: True   # irrelevant values are normalised away
+    enables: tuple[tuple[str, Any], ...] = ()   # the other knobs' values that make it apply, set by a
+    #                                             move to one of its values (a RAM limit for weights in flash)
 
 
 def pipeline_has(stage: str) -> bool:
@@ -131,6 +137,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("split_arena", lambda c: (False, True), "the arena spread over several banks",
          lambda k: k.get("activation_region") is None),
     Knob("weights", lambda c: WEIGHT_PLACEMENTS, "weights in flash or copied to RAM"),
+    Knob("weights_ram_limit", lambda c: (None, *c.weight_budgets), "on-chip RAM the copied weights may take",
+         lambda k: k.get("weights", "auto") != "flash", enables=(("weights", "auto"),)),
     # "fastest" is "auto" whenever the deployment fits, and fails otherwise: not worth a trial
     Knob("kernels", lambda c: tuple(k for k in KERNEL_PREFERENCES if k != "fastest"), "kernel variants"),
     Knob("force_cpu", lambda c: ((), *((name,) for name in c.npu_refused)) if c.target.npu else ((),),
@@ -152,6 +160,7 @@ KNOBS: tuple[Knob, ...] = (
          "Convs summed over input-channel groups (int32 accumulator)"),
 )
 KNOB_NAMES = tuple(knob.name for knob in KNOBS)
+KNOB_TABLE = {knob.name: knob for knob in KNOBS}
 
 
 @dataclass
@@ -209,6 +218,16 @@ def build_space(context: SpaceContext, locked: frozenset[str] = frozenset(),
         candidates = tuple(overrides.get(knob.name, knob.values(context)))
         values[knob.name] = (current, *(v for v in candidates if v != current))
     return Space(values, locked, context.base)
+
+
+def move(config: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
+    """``config`` with knob ``name`` set to ``value`` and, when the knob would not apply, the
+    values of :attr:`Knob.enables` that make it apply (normalised)."""
+    moved = {**config, name: value}
+    knob = KNOB_TABLE[name]
+    if value != getattr(DeploymentOptions(), name) and not knob.applies(moved):
+        moved.update(dict(knob.enables))
+    return normalise(moved)
 
 
 def normalise(config: dict[str, Any]) -> dict[str, Any]:

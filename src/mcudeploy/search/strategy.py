@@ -41,7 +41,7 @@ import random
 from typing import Any
 
 from .pareto import best_trial, pareto_front
-from .space import Space, config_key, normalise
+from .space import Space, config_key, move, normalise
 
 BATCH = 8
 MUTATION_DRAWS = 64
@@ -52,11 +52,11 @@ PRIORITY = {
     # memory: the knobs that move the most bytes first - where the weights live (all of their
     # bytes on or off chip), then the rewrites that bring an activation peak under a bank
     # (levels, tiling, split), then the fine ones (order, reuse, alignment: a few percent)
-    "memory": ("weights", "split_levels", "split_limit", "tiling_auto", "tiling_max_overhead", "split_auto",
-               "split_arena", "external_activations", "schedule", "reuse", "overlap", "concat_in_place",
+    "memory": ("weights", "weights_ram_limit", "split_levels", "split_limit", "tiling_auto", "tiling_max_overhead",
+               "split_auto", "split_arena", "external_activations", "schedule", "reuse", "overlap", "concat_in_place",
                "alignment", "io_in_arena", "activation_region", "force_cpu", "kernels"),
-    "latency": ("activation_region", "weights", "kernels", "split_arena", "external_activations", "force_cpu",
-                "tiling_auto", "tiling_max_overhead", "split_auto", "split_levels", "split_limit", "schedule", "reuse",
+    "latency": ("activation_region", "weights", "weights_ram_limit", "kernels", "split_arena", "external_activations",
+                "force_cpu", "tiling_auto", "tiling_max_overhead", "split_auto", "split_levels", "split_limit", "schedule", "reuse",
                 "overlap", "concat_in_place", "alignment", "io_in_arena"),
 }
 PRIORITY["balanced"] = PRIORITY["latency"]
@@ -113,7 +113,7 @@ class Proposer:
         for knob in self.order:
             for value in self.space.values[knob]:
                 if value != config.get(knob):
-                    moves.append(normalise({**config, knob: value}))
+                    moves.append(move(config, knob, value))
         return moves
 
     def _combinations(self, incumbent, front: list) -> list[dict[str, Any]]:
@@ -121,7 +121,7 @@ class Proposer:
         for other in front:
             for knob in self.order:
                 if other.config.get(knob) != incumbent.config.get(knob):
-                    moves.append(normalise({**incumbent.config, knob: other.config[knob]}))
+                    moves.append(move(incumbent.config, knob, other.config[knob]))
         return moves
 
     def _mutation(self, parents: list) -> dict[str, Any]:

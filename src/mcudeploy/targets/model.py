@@ -158,6 +158,20 @@ class MemoryRegion:
     def on_chip(self) -> bool:
         return self.kind == "sram"
 
+    @property
+    def zero_wait(self) -> bool:
+        """On-chip RAM at the core's speed (one cycle or less): nothing to cache."""
+        return self.on_chip and self.latency_cycles <= 1
+
+    def cache_in_front(self, dcache_bytes: int) -> tuple[str, int]:
+        """(which cache, its bytes) a core with an L1 data cache of ``dcache_bytes`` reads this
+        region through: its own (a flash ART accelerator, an ICACHE) or the core's, the larger;
+        ("", 0) for zero-wait RAM. A stream whose re-read bytes fit it misses only once."""
+        if self.zero_wait:
+            return "", 0
+        core = dcache_bytes if self.kind != "sram" or self.latency_cycles > 1 else 0
+        return ("region:" + self.name, self.cache_bytes) if self.cache_bytes >= core else ("core", core)
+
 
 @dataclass(frozen=True)
 class Target:

@@ -38,6 +38,7 @@ reads them."""
 # what a commented-out optional option shows when its default is "not set"
 OPTION_EXAMPLES = {"target": "stm32h743", "memory_pools": "board.mpool", "sram_limit": "384K",
                    "activation_region": "AXI_SRAM", "tiling_limit": "256K", "split_limit": "1M",
+                   "weights_ram_limit": "64K",
                    "external_region": "hyperRAM", "force_cpu": ["conv7"], "reserve_regions": ["DTCM"],
                    "split_points": ["conv7"], "tiling_regions": [{"start": "conv1", "end": "conv5", "tiles": 4}]}
 
