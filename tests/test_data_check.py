@@ -96,3 +96,20 @@ def test_raw_pixels_for_a_model_that_scales_its_input_are_named_so():
     report, _ = report_for(graph, data)
     assert "which the model scales itself" in report.looks_like and "0.00392157" in report.looks_like
     assert "scales itself" not in report_for(nchw_graph(), data.transpose(0, 3, 1, 2))[0].looks_like
+
+
+def test_raw_pixels_are_named_as_expected_when_the_quantized_input_holds_them():
+    """A float model cannot say whether 0..255 is right (both are said); a quantized input
+    calibrated on raw pixels (ResNet-8's int8 twin: scale 1, zero point -128) can."""
+    from mcudeploy.ir import QuantParams
+    unknown = report_for(nchw_graph(), np.full((1, 3, 8, 6), 200, np.float32))[0].looks_like
+    assert "needs them scaled" in unknown and "takes them as they are" in unknown
+    for scale, expected in ((1.0, True), (1 / 255, False)):
+        graph = Graph("q")
+        x = graph.add_input("x", DType.FLOAT32, (1, 8, 6, 3))
+        q = graph.add_node("QuantizeLinear", [x], {"to": "int8"}, name="q").outputs[0]
+        q.quant = QuantParams(np.array([scale], np.float32), np.array([-128], np.int64))
+        graph.outputs = [q]
+        report = report_for(graph, np.random.default_rng(1).uniform(0, 255, (2, 8, 6, 3)).astype(np.float32))[0]
+        assert ("as the model's quantized input expects" in report.looks_like) is expected, report.looks_like
+        assert (report.clipped_share > 0.5) is not expected
