@@ -122,3 +122,33 @@ def test_fixes_not_started_within_the_time_say_so(tmp_path, capsys):
     assert code == 8
     assert "NOT verified]: not tried: the time budget (--time 0.001 s) was spent" in out
     assert "# fix [" in log.read_text() and "trial cost: " in log.read_text()
+
+
+def test_front_writes_each_on_chip_front_point_and_never_a_file_of_the_users(tmp_path, capsys):
+    """``-o BEST --front``: the memory objective writes its knee to BEST and every point of the
+    on-chip front beside it, each a --config that plans with the figures its header states;
+    a file of the user's named like one is refused before any trial."""
+    from mcudeploy.driver import deploy
+    from mcudeploy.options import load_options
+    model, best = shared_model(RESNET8), tmp_path / "best.toml"
+    mine = tmp_path / "best.trial3.toml"
+    mine.write_text("my notes\n", encoding="utf-8")
+    arguments = ["search", str(model), "--target", "stm32n6", "--budget", "4", "-o", str(best), "--front"]
+    assert main(arguments) == 2 and mine.read_text(encoding="utf-8") == "my notes\n"
+    assert "--front" in capsys.readouterr().err and not best.exists()
+    mine.unlink()
+    assert main(arguments) == 0
+    out = capsys.readouterr().out
+    written = sorted(tmp_path.glob("best.trial*.toml"))
+    assert len(written) >= 2 and "on-chip front" in out
+    figures = []
+    for path in written:
+        header = path.read_text(encoding="utf-8").splitlines()
+        assert header[0].startswith("# found by: mcudeploy search") and "of the on-chip front" in "\n".join(header)
+        deployment = deploy(model, load_options(path))
+        on_chip = sum(r.used for r in deployment.ledger.regions if r.kind == "sram")
+        assert f"on-chip RAM {on_chip} bytes" in "\n".join(header), path.name
+        figures.append(on_chip)
+    assert len(set(figures)) == len(figures)
+    assert main(arguments) == 0                     # its own files are rewritten
+    assert main(["search", str(model), "--target", "stm32n6", "--budget", "2", "--front"]) == 2

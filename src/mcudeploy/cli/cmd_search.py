@@ -3,14 +3,16 @@
     mcudeploy search MODEL --target T [--objective memory|latency|balanced] [--config FILE]
         [deployment options] [--budget N | --time S] [-j N] [--seed N] [--space FILE]
         [--flash-limit B] [--npu-only] [--strict-alignment] [--backend mcudeploy|vela]
-        [--log FILE] [-o BEST.toml] [--json F|-]
+        [--log FILE] [-o BEST.toml [--front]] [--json F|-]
 
 Every deployment option given (on the command line or in ``--config``) is a constraint the
 search never varies. Each trial is one configuration run through the pipeline
 (:func:`mcudeploy.search.run_search`); ``--log FILE`` gets one line per trial (PASS, or FAIL
 with every reason and its numbers) and ``FILE.jsonl`` the same as JSON lines, written as the
 search runs (an existing ``FILE.jsonl`` that is not a trial log is refused, never replaced). ``-o`` writes the winning configuration as a ``--config`` file for ``plan``,
-``estimate`` and ``generate``. Exit 0 when a configuration passes; 8 when none does (after
+``estimate`` and ``generate``; with ``--front`` every point of the on-chip front (the memory
+objective's candidates: arena on chip, each faster than the smaller ones) is written beside it
+as ``BEST.trialN.toml``, so the trade of RAM for latency is the user's choice. Exit 0 when a configuration passes; 8 when none does (after
 printing the verified what-if fixes); errors exit with their class's code and keep the log
 written so far.
 """
@@ -28,6 +30,7 @@ from ..search import Constraints, SearchRequest, load_space_file, run_search
 from ..search.log import check_log_paths, cost_note
 from ..search.pareto import OBJECTIVES
 from ..search.reasons import exact
+from ..search.records import FOUND_BY
 from ..text_inputs import read_toml
 from ..units import parse_size
 from .cmd_analyze import input_shapes_from
@@ -43,7 +46,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_deployment_arguments(parser, target_required=True)
     group = parser.add_argument_group("search")
     group.add_argument("--objective", choices=OBJECTIVES, default="memory",
-                       help="what the best configuration minimises (default memory: on-chip + external RAM)")
+                       help="what the best configuration minimises (default memory: on-chip RAM first, then a step to a "
+                            "larger, faster configuration when it saves a larger share of latency than it adds "
+                            "of RAM; see --front)")
     limit = group.add_mutually_exclusive_group()
     limit.add_argument("--budget", type=int, metavar="N", help="trials to run exploring (default 100)")
     limit.add_argument("--time", type=float, metavar="S", help="seconds to explore")
@@ -62,6 +67,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-o", "--output", type=Path, metavar="BEST.toml",
                        help="write the best configuration (with --backend vela also BEST.vela.ini, which must "
                             "not be a file of yours)")
+    group.add_argument("--front", action="store_true",
+                       help="with -o BEST.toml: also write every point of the on-chip front (the configurations "
+                            "whose arena is on chip, each faster than the smaller ones) as BEST.trialN.toml")
     add_json_argument(parser, "the search result (every trial, best, front, critical limit, fixes)")
 
 
@@ -106,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None and args.backend == "vela":
         check_sidecar_path(_vela_ini(args.output), "-o (its sidecar BEST.vela.ini)", belongs=_is_vela_ini,
                            inputs=[args.model, args.config, args.space])
+    if args.front:
+        _check_front_files(args)
     request = _request(args)
     result = run_search(args.model, request)
     if not to_stdout(args.json):
@@ -122,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             emit(result.best_toml(), args.output, "-o")
         console.print(f"best configuration written to {args.output} (use it with --config)", markup=False)
+        if args.front and result.vela is None:
+            for trial in result.on_chip_front:
+                path = _front_file(args.output, trial.index)
+                check_sidecar_path(path, "--front", belongs=_written_by_search)
+                emit(result.trial_toml(trial), path, "--front")
+            console.print(f"on-chip front: {len(result.on_chip_front)} configuration(s) written beside it as "
+                          f"{_front_file(args.output, 0).name.replace('trial0', 'trialN')}", markup=False)
     if not result.found:
         if args.output is not None:
             console.print(f"nothing written to {args.output}: no configuration passes", markup=False)
@@ -130,6 +147,29 @@ def run(args: argparse.Namespace) -> int:
                               f"{result.target}" + (f"; {verified} verified what-if fix(es) above" if verified else
                                                     "; no what-if fix was verified"))
     return 0
+
+
+def _front_file(output: Path, index: int) -> Path:
+    return output.with_name(f"{output.stem}.trial{index}.toml")
+
+
+def _written_by_search(path: Path) -> bool:
+    """Whether ``path`` is a configuration ``search`` wrote (its first line says so)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            return stream.readline(200).startswith("# " + FOUND_BY)
+    except OSError:
+        return False
+
+
+def _check_front_files(args: argparse.Namespace) -> None:
+    """``--front``: needs ``-o``, and no file of the user's named like a front file beside it."""
+    if args.output is None or str(args.output) == "-":
+        raise UsageError("--front writes the on-chip front beside the -o file: give -o BEST.toml")
+    if args.backend == "vela":
+        raise UsageError("--front: the Vela back end has no on-chip front of mcudeploy configurations; drop --front")
+    for path in sorted(args.output.parent.glob(f"{args.output.stem}.trial*.toml")):
+        check_sidecar_path(path, "--front", belongs=_written_by_search, inputs=[args.model, args.config, args.space])
 
 
 def _vela_ini(output: Path) -> Path:
@@ -145,9 +185,14 @@ def _is_vela_ini(path: Path) -> bool:
         return False
 
 
+def _latency_text(trial) -> str:
+    latency = trial.metrics.latency_us
+    return "unknown" if latency is None else f"{latency / 1000:.3f} ms"
+
+
 def _figures(trial) -> str:
     metrics = trial.metrics
-    latency = "unknown" if metrics.latency_us is None else f"{metrics.latency_us / 1000:.3f} ms"
+    latency = _latency_text(trial)
     return (f"latency {latency}, on-chip {metrics.on_chip_bytes} B, external {metrics.external_bytes} B, "
             f"flash {metrics.flash_bytes} B")
 
@@ -181,6 +226,10 @@ def _print(result) -> None:
         if line:
             say(line)
         say("pareto front (latency, on-chip RAM, flash): trials " + ", ".join(str(t.index) for t in result.front))
+        if len(result.on_chip_front) > 1:
+            say("on-chip front (arena on chip; more on-chip RAM, less latency; -o --front writes each): "
+                + ", ".join(f"trial {t.index} {t.metrics.on_chip_bytes} B / {_latency_text(t)}"
+                            for t in result.on_chip_front))
     if result.critical is not None and result.critical.found:
         say(f"critical sram_limit: {exact(result.critical.passing)} passes (trial "
             f"{result.critical.passing_trial.index}); {exact(result.critical.failing)} fails (trial "

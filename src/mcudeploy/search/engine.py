@@ -41,7 +41,7 @@ from ..targets import Target
 from .bounds import allowed_regions, arena_pool
 from .critical import boundary
 from .log import TrialLog, cost_note
-from .pareto import best_trial, check_objective, pareto_front
+from .pareto import best_trial, check_objective, on_chip_front, pareto_front
 from .reasons import NPU_CONSTRAINT, RAM_NOFIT, Reason
 from .records import SearchRequest, SearchResult
 from .space import (
@@ -302,6 +302,7 @@ class Search:
         self.explore(proposer)
         result.best = best_trial(self.trials, request.objective)
         result.front = pareto_front(self.trials)
+        result.on_chip_front = on_chip_front(self.trials)
         result.pruned = len(self.pruned)
         if self.pruned:
             self.log.note(f"pruned {len(self.pruned)} configuration(s) by the bounds (no trial run for them)")

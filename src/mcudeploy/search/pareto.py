@@ -83,12 +83,7 @@ def memory_knee(trials: list):
     saves a larger fraction of latency than it adds of on-chip bytes, again from there, until
     none does. A point with no latency estimate is not left for a faster one (its speed is
     unknown, not slow)."""
-    ordered = sorted(trials, key=lambda t: (t.metrics.on_chip_bytes, _latency(t), t.metrics.external_bytes,
-                                            t.metrics.flash_bytes, t.index))
-    front: list = []
-    for trial in ordered:                     # increasing on-chip: keep strictly faster points only
-        if not front or _latency(trial) < _latency(front[-1]):
-            front.append(trial)
+    front = ram_latency_front(trials)
     best, rest = front[0], front[1:]
     while rest:
         memory, latency = best.metrics.on_chip_bytes, _latency(best)
@@ -101,6 +96,25 @@ def memory_knee(trials: list):
             break
         best, rest = rest[paying[0]], rest[paying[0] + 1:]
     return best
+
+
+def ram_latency_front(trials: list) -> list:
+    """The (on-chip bytes, latency) front of ``trials`` (all passing), by increasing on-chip
+    bytes: each point strictly faster than the one before; equal figures keep the earliest."""
+    ordered = sorted(trials, key=lambda t: (t.metrics.on_chip_bytes, _latency(t), t.metrics.external_bytes,
+                                            t.metrics.flash_bytes, t.index))
+    front: list = []
+    for trial in ordered:                     # increasing on-chip: keep strictly faster points only
+        if not front or _latency(trial) < _latency(front[-1]):
+            front.append(trial)
+    return front
+
+
+def on_chip_front(trials: list) -> list:
+    """The memory objective's choices: the (on-chip bytes, latency) front of the passing trials
+    whose arena is on chip (:func:`ram_latency_front`); empty when none is."""
+    passing = [t for t in trials if t.passed and t.metrics is not None and not t.metrics.arena_off_chip]
+    return ram_latency_front(passing) if passing else []
 
 
 def _axes(trial) -> tuple:

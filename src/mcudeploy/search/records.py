@@ -18,6 +18,8 @@ from .critical import Boundary
 from .reasons import Constraints
 from .space import Space, options_for
 
+FOUND_BY = "found by: mcudeploy search"      # the first header line of every file search writes
+
 
 def pin_automatic(options: DeploymentOptions, metrics) -> DeploymentOptions:
     """``options`` with the automatic tiling / split a trial found replaced by the regions and
@@ -89,6 +91,7 @@ class SearchResult:
     baseline: dict[str, Any] = field(default_factory=dict)   # back-end figures outside the trials
     base: DeploymentOptions | None = None       # the options of trial 0 (the request's, with the target)
     vela: Any = None                            # search.vela.VelaSetup of the Vela back end
+    on_chip_front: list = field(default_factory=list)   # pareto.on_chip_front: the memory objective's choices
 
     @property
     def default(self):
@@ -106,10 +109,15 @@ class SearchResult:
         base = self.base or self.request.options
         if self.vela is not None:
             return base
-        return pin_automatic(options_for(base, self.best.config), self.best.metrics)
+        return self.trial_options(self.best)
 
-    def pinned_note(self) -> str:
-        extra = self.best.metrics.extra if self.best is not None and self.best.metrics is not None else {}
+    def trial_options(self, trial) -> DeploymentOptions:
+        """The deployment options of one trial, its automatic tiling / split written out."""
+        return pin_automatic(options_for(self.base or self.request.options, trial.config), trial.metrics)
+
+    def pinned_note(self, trial=None) -> str:
+        trial = self.best if trial is None else trial
+        extra = trial.metrics.extra if trial is not None and trial.metrics is not None else {}
         if "pinned_tiling_regions" not in extra and "pinned_split_points" not in extra:
             return ""
         return ("\nthe automatic tiling / split of that trial is written out as [tiling] regions and [split] points, "
@@ -125,17 +133,27 @@ class SearchResult:
                                                 f"Vela's estimate {metrics.latency_us / 1000:.3f} ms, SRAM "
                                                 f"{metrics.on_chip_bytes} bytes (vela.ini: written beside this file):\n"
                                                 f"{command_line(self.vela, self.best.config, vela_ini_name)}")
-        latency = "unknown" if metrics.latency_us is None else f"{metrics.latency_us / 1000:.3f} ms"
-        header = (f"found by: mcudeploy search {self.model} --target {self.target} --objective "
-                  f"{self.request.objective} (trial {self.best.index} of {len(self.trials)})\n"
-                  f"estimated latency {latency} (executor {self.request.options.executor}); on-chip RAM {metrics.on_chip_bytes} bytes; "
-                  f"external RAM {metrics.external_bytes} bytes; flash {metrics.flash_bytes} bytes"
-                  + self.pinned_note())
+        header = self._found_by(self.best)
         if self.critical is not None and self.critical.found:
             header += (f"\ncritical sram_limit {self.critical.passing} bytes (one byte less does not fit)"
                        if self.critical.exact else f"\nsram_limit {self.critical.passing} bytes fits, "
                        f"{self.critical.failing} does not (bisection stopped by --time)")
         return options_toml(options, header=header)
+
+    def _found_by(self, trial) -> str:
+        metrics = trial.metrics
+        latency = "unknown" if metrics.latency_us is None else f"{metrics.latency_us / 1000:.3f} ms"
+        return (f"{FOUND_BY} {self.model} --target {self.target} --objective "
+                f"{self.request.objective} (trial {trial.index} of {len(self.trials)})\n"
+                f"estimated latency {latency} (executor {self.request.options.executor}); on-chip RAM "
+                f"{metrics.on_chip_bytes} bytes; external RAM {metrics.external_bytes} bytes; flash "
+                f"{metrics.flash_bytes} bytes" + self.pinned_note(trial))
+
+    def trial_toml(self, trial) -> str:
+        """One point of the on-chip front as a ``--config`` file (``search -o BEST --front``)."""
+        rank = next((i for i, t in enumerate(self.on_chip_front, 1) if t is trial), 0)
+        place = f"\npoint {rank} of {len(self.on_chip_front)} of the on-chip front (on-chip RAM up, latency down)"
+        return options_toml(self.trial_options(trial), header=self._found_by(trial) + place)
 
     def to_json(self) -> dict:
         critical = None
@@ -152,6 +170,7 @@ class SearchResult:
                 "default": self.default.to_json() if self.default else None,
                 "best": self.best.to_json() if self.best else None,
                 "best_options": options.to_dict() if (options := self.best_options()) is not None else None,
-                "front": [t.index for t in self.front], "critical_sram_limit": critical,
+                "front": [t.index for t in self.front], "on_chip_front": [t.index for t in self.on_chip_front],
+                "critical_sram_limit": critical,
                 "fixes": [fix.to_json() for fix in self.fixes], "notes": list(self.notes),
                 "baseline": self.baseline}
