@@ -13,7 +13,8 @@ target ``stm32n6``, 2 cores, as a user runs it:
    ``UNET_512_TILES``; halved at 256, each level's outputs spilled to hyperRAM, weights in
    octoFlash) evaluated by the same trial code (``search.trial.evaluate``): on-chip bytes,
    external bytes, estimated latency beside the search's written configuration and every point
-   of its front;
+   of its front, and of its on-chip front (the memory objective's candidates, which
+   ``search -o BEST --front`` writes as ``BEST.trialN.toml``);
 3. ``mcudeploy validate unetN_int8.onnx --config best.toml --on qemu-m55``: the generated code
    of the written configuration bit-exact with the integer reference under QEMU Cortex-M55;
 4. at 512: ``search --on-chip-only`` (PSRAM forbidden) with the same time: FAIL and the
@@ -113,10 +114,24 @@ def parse_search(command: list[str], code: int, seconds: float, text: str, out: 
                           **figures(document["best"]["metrics"])}
         result["front"] = [{"trial": i, **figures(trials[i]["metrics"])} for i in document.get("front", [])
                            if i in trials and trials[i].get("metrics")]
+        result["on_chip_front"] = [{"trial": i, **figures(trials[i]["metrics"])} for i in _on_chip_front(document, trials)]
         result["written"] = best.read_text() if best.exists() else None
     result["fixes"] = [{"kind": f["kind"], "verified": f["verified"], "passes": f["passes"], "title": f["title"],
                         "latency_ms": f["price"].get("latency_ms")} for f in document.get("fixes", [])]
     return result
+
+
+def _on_chip_front(document: dict, trials: dict) -> list[int]:
+    """The search's on-chip front (its --json), or, for a log written before the JSON had it,
+    the same computed from the logged trials by the search's own rule."""
+    if "on_chip_front" in document:
+        return [i for i in document["on_chip_front"] if i in trials and trials[i].get("metrics")]
+    from types import SimpleNamespace
+
+    from mcudeploy.search.pareto import on_chip_front
+    logged = [SimpleNamespace(index=i, passed=t["status"] == "PASS", metrics=SimpleNamespace(**t["metrics"]))
+              for i, t in trials.items() if t.get("metrics") and t.get("phase") in ("default", "explore")]
+    return [t.index for t in on_chip_front(logged)]
 
 
 def qemu(model: Path, size: int, folder: Path) -> dict:
@@ -158,6 +173,10 @@ def render(results: dict) -> str:
                 lines.append(f"| front: trial {point['trial']}{' (arena off chip)' if point['arena_off_chip'] else ''} | "
                              f"{point['on_chip_bytes']:,} | {point['external_bytes']:,} | {point['latency_ms']} | "
                              f"{point['macc_overhead_percent']} | {'yes' if _better_or_equal(point, hand_figures) else 'no'} |")
+            for point in found.get("on_chip_front", []):       # what `-o BEST --front` writes
+                lines.append(f"| on-chip front: trial {point['trial']} | {point['on_chip_bytes']:,} | "
+                             f"{point['external_bytes']:,} | {point['latency_ms']} | {point['macc_overhead_percent']} | "
+                             f"{'yes' if _better_or_equal(point, hand_figures) else 'no'} |")
         else:
             lines.append("| search | nothing passes | | | | no |")
         if entry.get("qemu"):
