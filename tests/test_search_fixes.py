@@ -185,3 +185,27 @@ def test_integer_io_keeps_the_layers_and_drops_the_float_edges(quantized_odd_une
     dequantized = (got.astype(np.float32) - int(q_out.zero_point.reshape(-1)[0])) * float(q_out.scale.reshape(-1)[0])
     np.testing.assert_allclose(dequantized.reshape(expected.shape), expected, rtol=0, atol=1e-6)
     assert integer_io(new) is None                  # already integer: nothing to change
+
+
+def test_a_tiled_resolution_step_expected_past_the_time_is_not_started_and_a_stopped_bisection_says_so(odd_unet):
+    """The tiled resolution fix's bisection stops before a step expected (the longest tiling
+    trial so far) to end past --time; a bracket it stopped in is not called "the largest"."""
+    from types import SimpleNamespace
+
+    from mcudeploy.search.critical import Boundary
+    from mcudeploy.search.fixes import Fixer
+    fixer = Fixer.__new__(Fixer)
+    trial = lambda seconds, tiles: SimpleNamespace(seconds=seconds, config={"tiling_auto": tiles})   # noqa: E731
+    fixer.search = SimpleNamespace(trials=[trial(137.0, True), trial(400.0, False), trial(12.0, True)])
+    assert fixer._expected_seconds({"tiling_auto": True}) == 137.0
+    assert fixer._expected_seconds({"tiling_auto": False}) == 0.0
+    fixer.graph = load_graph(odd_unet)
+    value, h_axis, w_axis = spatial_input(fixer.graph)
+    height, width = value.shape[h_axis], value.shape[w_axis]
+    metrics = SimpleNamespace(macc=50, latency_us=1000.0, ram_bytes=10)
+    fixer.reference = SimpleNamespace(metrics=SimpleNamespace(macc=100, latency_us=2000.0, ram_bytes=20))
+    passing = SimpleNamespace(metrics=metrics, passed=True, index=5, reasons=[])
+    for exact, words in ((True, "the largest that fits"), (False, "bisection stopped by --time")):
+        result = Boundary(8, height, passing, SimpleNamespace(index=4), exact=exact)
+        fix = fixer._resolution_fix(value, result, (height, width, h_axis, w_axis), {"tiling_auto": True}, " with tiling")
+        assert words in fix.title and ("the largest that fits" in fix.title) is exact

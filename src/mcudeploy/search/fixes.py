@@ -294,9 +294,10 @@ class Fixer:
             except McuDeployError as err:
                 raise _Refused(str(err)) from None
             return self.run_config(changes, f"input {shape[h_axis]}x{shape[w_axis]}{label}", graph)
+        expected = self._expected_seconds(changes)
         try:
             result = boundary([height, *sizes], run, lambda t: _gone(t, MEMORY), high_first=False,
-                              stop=self.search.out_of_time)
+                              stop=lambda: self.search.out_of_time(expected))
         except _Refused as err:
             self.resizable = False
             return Fix("resolution", f"no smaller input: {err}", False)
@@ -305,6 +306,15 @@ class Fixer:
         if result.failing is None:
             return None                  # the full size fits: nothing to shrink
         return self._resolution_fix(value, result, (height, width, h_axis, w_axis), changes, label)
+
+    def _expected_seconds(self, changes: dict) -> float:
+        """What one more trial of ``changes`` may cost: the longest trial so far that tiles
+        automatically, when it does (an automatic tiling of a U-Net 264x264 took 144 s, past
+        the end of --time, after tiled trials of 10-137 s), else 0. A bisection step is not
+        started when it would end past the time budget."""
+        if not changes.get("tiling_auto"):
+            return 0.0
+        return max((t.seconds for t in self.search.trials if t.config.get("tiling_auto")), default=0.0)
 
     def _resolution_fix(self, value, result, geometry, changes: dict, label: str) -> Fix:
         height, width, h_axis, w_axis = geometry
@@ -321,7 +331,11 @@ class Fixer:
                                       f"{'auto' if k == 'tiling_auto' else k} = true" for k, v in changes.items() if v]
         failing = (f"{result.failing}x{round(width * result.failing / height)} fails (trial {result.failing_trial.index})"
                    if result.failing is not None else "the full size passes")
-        return Fix("resolution", f"input {size}x{new_width} instead of {height}x{width}: the largest that fits{label}",
+        title = f"input {size}x{new_width} instead of {height}x{width}: the largest that fits{label}"
+        if not result.exact:
+            title = (f"input {size}x{new_width} instead of {height}x{width} fits{label}; the largest lies between it "
+                     f"and {result.failing}x{round(width * result.failing / height)} (bisection stopped by --time)")
+        return Fix("resolution", title,
                    True, price, apply, [failing] + ([] if trial.passed else _left(trial)), trial=trial.index,
                    passes=trial.passed, changes=changes)
 
