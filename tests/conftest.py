@@ -68,6 +68,23 @@ def require(module: str) -> ModuleType:
         pytest.skip(f"{module} not installed: {INSTALL}", allow_module_level=True)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject's addopts): one per core, or none (a serial run) on
+    one core, for one test file or node id (xdist's start-up, about 4 s, is more than it
+    saves there), and for a pytest that a test starts inside a worker (the sanitizer
+    re-runs), which would otherwise start workers of its own. ``-n N`` overrides, and so
+    does ``PYTEST_XDIST_AUTO_NUM_WORKERS``."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None   # xdist's own hook reads it
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return 0
+    files = {config.invocation_params.dir / argument.split("::")[0] for argument in config.args}
+    if len(files) == 1 and next(iter(files)).is_file():
+        return 0
+    cores = len(os.sched_getaffinity(0))
+    return cores if cores > 1 else 0
+
+
 @pytest.fixture
 def models_dir() -> Path:
     return shared_file(MODELS)
