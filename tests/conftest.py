@@ -19,6 +19,16 @@ from types import ModuleType
 
 import pytest
 
+# One BLAS / OpenMP / TensorFlow thread in each pytest-xdist worker (and in what it starts): the
+# workers are the parallelism, one per core. With each library's default (a thread per core)
+# two workers oversubscribe two cores, and the spinning threads slow each other down: the
+# MNIST training of tests/test_ptq_quality.py took 34-36 s in each of two concurrent
+# processes, 1.8-2.3 s with one thread each. Set before numpy is first imported (just below).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                      "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 try:
     # OR-Tools must be loaded before TensorFlow in one process: both bundle abseil, and CP-SAT
     # segfaults when TensorFlow's copy came first (ortools 9.15 + tensorflow 2.21: the exact
