@@ -52,33 +52,45 @@ def run_suite(workdir: Path, shared: bool) -> tuple[str, Path]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=3000)
     wall = time.monotonic() - started
-    return f"{before}\n{proc.stdout}{proc.stderr}\nwall {wall:.2f} s\n{_uptime()}\n", junit
+    log = f"{before}\n{proc.stdout}{proc.stderr}\nwall {wall:.2f} s\n{_uptime()}\n"
+    (workdir / "pytest.log").write_text(log)      # kept beside the junit file
+    return log, junit
 
 
 def _file_totals(junit: Path) -> list[tuple[str, float]]:
     totals: dict[str, float] = collections.defaultdict(float)
     for case in ET.parse(junit).getroot().iter("testcase"):
-        totals[case.get("classname", "").split(".")[1] + ".py"] += float(case.get("time") or 0)
+        dotted = case.get("classname") or case.get("name", "")   # a collection error: no classname
+        totals[(dotted.split(".")[1] if "." in dotted else dotted) + ".py"] += float(case.get("time") or 0)
     return sorted(totals.items(), key=lambda item: -item[1])
 
 
-def section(label: str, log: str, junit: Path) -> str:
+def _junit_summary(junit: Path) -> str:
+    """The counts when pytest's own summary line is not in the log."""
+    suite = next(ET.parse(junit).getroot().iter("testsuite")).attrib
+    tests, skipped, failures, errors = (int(suite[key]) for key in ("tests", "skipped", "failures", "errors"))
+    return (f"{tests - skipped - failures - errors} passed, {failures} failed, {errors} errors, {skipped} skipped "
+            f"in {suite['time']}s (from the junit file)")
+
+
+def section(label: str, log: str, junit: Path, note: str = "") -> str:
     """The results section of one run, from its log and junit file."""
     uptimes = [line for line in log.splitlines() if "load average" in line]
-    summary = next((line.strip("= ") for line in reversed(log.splitlines()) if re.search(r"\d+ passed", line)), "?")
-    wall = re.search(r"wall ([\d.]+) s", log)
+    summary = next((line.strip("= ") for line in reversed(log.splitlines()) if re.search(r"\d+ passed", line)),
+                   None) or _junit_summary(junit)
+    wall = re.search(r"wall ([\d.]+) s", log) or re.search(r"in ([\d.]+)s \(from the junit", summary)
     workers = re.search(r"created: (\d+)/\d+ workers?", log)
     slowest = log.split("slowest 20 durations")[1].split("short test summary")[0] if "slowest 20" in log else ""
     totals = _file_totals(junit)
     minutes = f"- wall: {float(wall.group(1)) / 60:.1f} min ({wall.group(1)} s)" if wall else "- wall: ?"
     lines = [f"## {label}", "", minutes,
-             f"- result: {summary}", f"- workers: {workers.group(1) if workers else '0 (serial)'}",
+             f"- result: {summary}", f"- workers: {workers.group(1) if workers else '0 (serial)' if 'session starts' in log else '? (not in the log)'}",
              f"- load before: `{uptimes[0] if uptimes else '?'}`", f"- load after: `{uptimes[-1] if uptimes else '?'}`",
              f"- summed test durations: {sum(t for _, t in totals):.0f} s over {len(totals)} files", "",
              "Slowest 20 (pytest --durations=20):", "", "```", *[s for s in slowest.strip("= \n").splitlines()
                                                                  if s.strip() and "=" not in s], "```", "",
              "Files with the largest summed durations:", "", "| file | s |", "|---|---:|",
-             *[f"| {name} | {seconds:.1f} |" for name, seconds in totals[:10]], ""]
+             *[f"| {name} | {seconds:.1f} |" for name, seconds in totals[:10]], "", *([note, ""] if note else [])]
     return "\n".join(lines)
 
 
@@ -105,13 +117,14 @@ def main() -> None:
     parser.add_argument("--from-log", type=Path, help="record a run already made: its output (uptime lines included)")
     parser.add_argument("--junit", type=Path, help="with --from-log: its --junitxml file")
     parser.add_argument("--label", help="the section's title")
+    parser.add_argument("--note", default="", help="a paragraph added to the section")
     args = parser.parse_args()
     label = args.label or ("without ../shared, CI unset" if args.no_shared else "CI: with ../shared, CI=true")
     if args.from_log:
         log, junit = args.from_log.read_text(), args.junit
     else:
         log, junit = run_suite(args.workdir, shared=not args.no_shared)
-    print(write(label, section(label, log, junit)))
+    print(write(label, section(label, log, junit, args.note)))
 
 
 if __name__ == "__main__":

@@ -54,12 +54,14 @@ IN_CI = os.environ.get("CI") == "true"
 INSTALL = "pip install -e '.[test]'"
 
 
-def shared_file(path: Path) -> Path:
-    """``path`` (under ``../shared``); skip (or fail in CI) when missing."""
+def shared_file(path: Path, allow_module_level: bool = False) -> Path:
+    """``path`` (under ``../shared``); skip (or fail in CI) when missing (``allow_module_level``:
+    called while a test module is imported, which then skips whole)."""
     if not path.exists():
         if IN_CI:
             raise FileNotFoundError(f"shared file {path} missing in CI")
-        pytest.skip(f"{path} not available (tests/models.toml; python tools/fetch_models.py)")
+        pytest.skip(f"{path} not available (tests/models.toml; python tools/fetch_models.py)",
+                    allow_module_level=allow_module_level)
     return path
 
 
