@@ -19,6 +19,16 @@ from types import ModuleType
 
 import pytest
 
+# One BLAS / OpenMP / TensorFlow thread in each pytest-xdist worker (and in what it starts): the
+# workers are the parallelism, one per core. With each library's default (a thread per core)
+# two workers oversubscribe two cores, and the spinning threads slow each other down: the
+# MNIST training of tests/test_ptq_quality.py took 34-36 s in each of two concurrent
+# processes, 1.8-2.3 s with one thread each. Set before numpy is first imported (just below).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                      "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 try:
     # OR-Tools must be loaded before TensorFlow in one process: both bundle abseil, and CP-SAT
     # segfaults when TensorFlow's copy came first (ortools 9.15 + tensorflow 2.21: the exact
@@ -44,12 +54,14 @@ IN_CI = os.environ.get("CI") == "true"
 INSTALL = "pip install -e '.[test]'"
 
 
-def shared_file(path: Path) -> Path:
-    """``path`` (under ``../shared``); skip (or fail in CI) when missing."""
+def shared_file(path: Path, allow_module_level: bool = False) -> Path:
+    """``path`` (under ``../shared``); skip (or fail in CI) when missing (``allow_module_level``:
+    called while a test module is imported, which then skips whole)."""
     if not path.exists():
         if IN_CI:
             raise FileNotFoundError(f"shared file {path} missing in CI")
-        pytest.skip(f"{path} not available (tests/models.toml; python tools/fetch_models.py)")
+        pytest.skip(f"{path} not available (tests/models.toml; python tools/fetch_models.py)",
+                    allow_module_level=allow_module_level)
     return path
 
 
@@ -66,6 +78,23 @@ def require(module: str) -> ModuleType:
         if IN_CI:
             raise ImportError(f"test reference {module} missing in CI: {INSTALL}") from err
         pytest.skip(f"{module} not installed: {INSTALL}", allow_module_level=True)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Workers for ``-n auto`` (pyproject's addopts): one per core, or none (a serial run) on
+    one core, for one test file or node id (xdist's start-up, about 4 s, is more than it
+    saves there), and for a pytest that a test starts inside a worker (the sanitizer
+    re-runs), which would otherwise start workers of its own. ``-n N`` overrides, and so
+    does ``PYTEST_XDIST_AUTO_NUM_WORKERS``."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None   # xdist's own hook reads it
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return 0
+    files = {config.invocation_params.dir / argument.split("::")[0] for argument in config.args}
+    if len(files) == 1 and next(iter(files)).is_file():
+        return 0
+    cores = len(os.sched_getaffinity(0))
+    return cores if cores > 1 else 0
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, shared_model
+from conftest import SHARED, shared_file, shared_model
 from mcudeploy.cli.main import main
 from mcudeploy.driver import deploy
 from mcudeploy.errors import UsageError
@@ -37,7 +37,7 @@ def deployment_of(model: Path, target: str):
 
 @pytest.fixture(scope="module")
 def public_rows():
-    rows = published_rows(PUBLISHED, SHARED / "models") + published_rows(EXTRA, SHARED / "models")
+    rows = published_rows(shared_file(PUBLISHED), SHARED / "models") + published_rows(EXTRA, SHARED / "models")
     measure_rows(rows, deployment_of)
     return rows
 
@@ -191,7 +191,7 @@ def test_a_few_rows_refine_the_shipped_fit_not_the_priors(tmp_path):
 
 def test_calibrate_accepts_the_shared_csv_as_it_is():
     """Its three STM32U3C5 rows name no built-in target: the series table gives their core."""
-    rows = read_rows(PUBLISHED, SHARED / "models")
+    rows = read_rows(shared_file(PUBLISHED), SHARED / "models")
     assert {row.family for row in rows if row.board.startswith("U3C5")} == {"cortex-m33"}
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from conftest import SHARED, shared_file
 from mcudeploy.driver import deploy
 from mcudeploy.estimate import estimate
 from mcudeploy.options import DeploymentOptions
@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from layer_graphs import N6_SINGLE_LAYERS as LAYERS  # noqa: E402
 from layer_graphs import LayerBatch
 
-with open(SHARED / "data" / "published_latency" / "n6_single_layers.csv", newline="") as handle:
+with open(shared_file(SHARED / "data" / "published_latency" / "n6_single_layers.csv", allow_module_level=True),
+          newline="") as handle:
     RECORDS = list(csv.DictReader(handle))
 
 

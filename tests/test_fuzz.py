@@ -38,6 +38,7 @@ def test_harness_detects_each_kind_of_failure(tmp_path):
 
 
 def test_cases_are_reproducible_from_the_seed():
+    shared_file(MODELS)      # the cases carry shared models
     first, second = fuzz_cases.generate(7, 30), fuzz_cases.generate(7, 30)
     for index in range(30):
         assert first[index].argv == second[index].argv
@@ -56,7 +57,7 @@ def test_harness_feeds_stdin_builds_fifos_and_sees_writes_outside(tmp_path):
     fifo = fuzz_cases.Case("doctor-logs", "fifo", {}, ["doctor", "f.log"], fifos=("f.log",))
     result = fuzz_harness.run_case(fifo, 1, root, timeout=20.0)
     assert result.passed and result.code == 2, result.problems()
-    model = {"m.tflite": (MODELS / "tflite_micro/hello_world_int8.tflite").read_bytes()}
+    model = {"m.tflite": shared_file(MODELS / "tflite_micro/hello_world_int8.tflite").read_bytes()}
     outside = fuzz_cases.Case("output-paths", "outside", model, ["analyze", "m.tflite", "--json", "../out.json"])
     result = fuzz_harness.run_case(outside, 2, root, timeout=20.0)
     assert not result.passed and "wrote outside the case folder" in result.unsafe_output

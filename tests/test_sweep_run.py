@@ -57,6 +57,13 @@ option_sets = [{option_sets}]
     return path
 
 
+# The hanging cell's timeout. A cell's first run in a fresh cell process (the model read, the
+# planner's imports) takes about 1.3 s on an idle machine, and each timeout kills the process so
+# the next cell pays it again: at 2 s, under pytest-xdist's second worker and other load (load
+# average 3.5 on 2 cores), every cell timed out. 8 s keeps six times that margin.
+HANG_TIMEOUT_S = 8
+
+
 def _cells(store: Path) -> list:
     with RunStore.open(store) as runs:
         return runs.list_runs(command="sweep-cell")
@@ -66,13 +73,13 @@ def _cells(store: Path) -> list:
 def test_timeout_failure_and_resume(tmp_path, run_store, capsys, monkeypatch):
     monkeypatch.setenv("HANG_PID_FILE", str(tmp_path / "hang.pid"))
     path = _sweep(tmp_path, '{name = "default"}, {name = "hang"}, {name = "boom"}, {name = "no-reuse", reuse = false}',
-                  timeout=2)
+                  timeout=HANG_TIMEOUT_S)
     code = main(["sweep", str(path), "--workers", "2", "--no-progress", "--out", str(tmp_path / "out.json")])
     assert code == 1
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("mcudeploy: error: sweep test: 2 of 4 cells did not finish ok (1 timed out")
     cells = {row["option_set"]: row for row in json.loads((tmp_path / "out.json").read_text())["cells"]}
-    assert cells["hang"]["status"] == "timeout" and "timed out after 2 s" in cells["hang"]["error"]
+    assert cells["hang"]["status"] == "timeout" and f"timed out after {HANG_TIMEOUT_S} s" in cells["hang"]["error"]
     with pytest.raises(ProcessLookupError):          # the hanging cell's process was killed (and reaped)
         os.kill(int((tmp_path / "hang.pid").read_text()), 0)
     assert cells["boom"]["status"] == "failed" and "RuntimeError: the plugin broke" in cells["boom"]["error"]
@@ -88,7 +95,7 @@ def test_timeout_failure_and_resume(tmp_path, run_store, capsys, monkeypatch):
     assert [row["arena_bytes"] for row in again["cells"]] == [cells[n]["arena_bytes"] for n in
                                                               ("default", "hang", "boom", "no-reuse")]
     # --retry-failed runs the two that did not finish ok, and only those
-    main(["sweep", str(path), "--no-progress", "--retry-failed", "--timeout", "2"])
+    main(["sweep", str(path), "--no-progress", "--retry-failed", "--timeout", str(HANG_TIMEOUT_S)])
     assert len(_cells(run_store)) == 6
 
 
