@@ -224,8 +224,8 @@ def move(config: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
     """``config`` with knob ``name`` set to ``value`` and, when the knob would not apply, the
     values of :attr:`Knob.enables` that make it apply (normalised)."""
     moved = {**config, name: value}
-    knob = KNOB_TABLE[name]
-    if value != getattr(DeploymentOptions(), name) and not knob.applies(moved):
+    knob = KNOB_TABLE.get(name)         # None: a knob of another back end (Vela's), with no rules here
+    if knob is not None and value != getattr(DeploymentOptions(), name) and not knob.applies(moved):
         moved.update(dict(knob.enables))
     return normalise(moved)
 
