@@ -244,8 +244,8 @@ def _copy_cost(graph: Graph, target: Target, free: dict[str, int], placement: Re
     """Rule 3 on an NPU target: what copying the hot weights (``weights = "ram"``) would cost."""
     trial = RegionPlacement(placement.arena_region, True, placement.home_region, {}, {}, {})
     _place_weights(graph, target, free, trial, True)
-    flash = max((r for r in target.regions if r.kind == "flash"), key=lambda r: r.size)
-    where = _copied_bytes(graph, trial, flash.name)
+    flash = _home_flash(target)
+    where = _copied_bytes(graph, trial, flash.name if flash is not None else None)
     return (f"kept there as the NPU vendor places them; --weights-to-ram would copy the hot ones "
             f"into on-chip RAM ({where})") if where else ""
 
@@ -308,13 +308,23 @@ def no_target_placement(graph: Graph, arena_bytes: int, fixed: dict[str, int],
                            external_bytes=external_bytes)
 
 
+def _home_flash(target: Target):
+    """The flash the weights are stored in: the target's largest (None without flash)."""
+    flash = [r for r in target.regions if r.kind == "flash"]
+    return max(flash, key=lambda r: r.size) if flash else None
+
+
+def _cached_bytes(target: Target, home) -> int:
+    """Bytes of the cache the core reads ``home`` through (0 without one, or without flash)."""
+    return home.cache_in_front(target.core.dcache_bytes)[1] if home is not None else 0
+
+
 def slow_flash(target: Target) -> bool:
     """True when the weights' home flash is ``SLOW_FLASH_RATIO`` x slower than on-chip RAM."""
-    flash = [r for r in target.regions if r.kind == "flash"]
+    home = _home_flash(target)
     ram = [r for r in target.regions if r.on_chip and r.writable]
-    if not flash or not ram:
+    if home is None or not ram:
         return False
-    home = max(flash, key=lambda r: r.size)
     return max(r.speed for r in ram) >= SLOW_FLASH_RATIO * home.speed
 
 
@@ -359,8 +369,7 @@ def hot_weight_budgets(graph: Graph, target: Target, shares: tuple[float, ...] =
     the weights' flash traffic (``nbytes x reads``), rounded up to 1 KiB; distinct and
     increasing. Deep filters re-read at every pixel of a level cost the same traffic at every
     level of a U-Net, the shallow ones for a quarter of the bytes."""
-    flash = [r for r in target.regions if r.kind == "flash"]
-    cached = max(flash, key=lambda r: r.size).cache_in_front(target.core.dcache_bytes)[1] if flash else 0
+    cached = _cached_bytes(target, _home_flash(target))
     reads = [(value, 1 if value.nbytes <= cached else count) for value, count in _weight_reads(graph, cached)]
     total = sum(value.nbytes * count for value, count in reads)
     budgets: list[int] = []
@@ -384,13 +393,11 @@ def _place_weights(graph: Graph, target: Target, free: dict[str, int], placement
     """Rule 3; ``budget`` (``[weights] ram_limit``): the most on-chip bytes the copies take, the
     most-read tensors first; one that does not fit what is left of it stays in flash and the
     next, smaller ones may still be copied (a greedy knapsack by saving per byte)."""
-    flash = sorted((r for r in target.regions if r.kind == "flash"), key=lambda r: -r.size)
     on_chip = sorted((r for r in target.regions if r.on_chip and r.writable and r.holds_data
                       and allow_on_chip and free[r.name] > 0), key=lambda r: -r.speed)
-    home = flash[0] if flash else None
+    home = _home_flash(target)
     left = math.inf if budget is None or home is None else budget
-    cached = home.cache_in_front(target.core.dcache_bytes)[1] if home is not None else 0
-    for value, count in _weight_reads(graph, cached, sizes):
+    for value, count in _weight_reads(graph, _cached_bytes(target, home), sizes):
         size = (sizes or {}).get(value.name, value.nbytes)
         region = next((r for r in on_chip if free[r.name] >= size), None) if size <= left else None
         better = region is not None and (home is None or region.speed > home.speed)
