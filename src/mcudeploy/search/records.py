@@ -21,6 +21,12 @@ from .space import Space, options_for
 FOUND_BY = "found by: mcudeploy search"      # the first header line of every file search writes
 
 
+def latency_text(trial) -> str:
+    """A trial's estimated latency as the log, the console and the written files show it."""
+    latency = trial.metrics.latency_us
+    return "unknown" if latency is None else f"{latency / 1000:.3f} ms"
+
+
 def pin_automatic(options: DeploymentOptions, metrics) -> DeploymentOptions:
     """``options`` with the automatic tiling / split a trial found replaced by the regions and
     points it chose (:func:`.trial._pinned`): the same deployment, without the search."""
@@ -141,8 +147,7 @@ class SearchResult:
         return options_toml(options, header=header)
 
     def _found_by(self, trial) -> str:
-        metrics = trial.metrics
-        latency = "unknown" if metrics.latency_us is None else f"{metrics.latency_us / 1000:.3f} ms"
+        metrics, latency = trial.metrics, latency_text(trial)
         return (f"{FOUND_BY} {self.model} --target {self.target} --objective "
                 f"{self.request.objective} (trial {trial.index} of {len(self.trials)})\n"
                 f"estimated latency {latency} (executor {self.request.options.executor}); on-chip RAM "
