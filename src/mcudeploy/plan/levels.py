@@ -25,7 +25,9 @@ to external RAM makes the levels independent: a level's on-chip need is then its
    peak and may load a level's tile slices early where that peak is elsewhere), and each
    level's on-chip need is the top of the on-chip arena over its steps
    (:meth:`.split.SplitChoice.parts`). Levels are independent once split (nothing on chip
-   crosses a cut), so one tiled copy per count measures them all. Patches (``PATCHES``: rows x columns) are measured for the
+   crosses a cut), so one tiled copy per count measures them all: the planner places each
+   time-disjoint part on its own (:func:`.memory_plan._time_clusters`), so a level's top is its
+   own packing, not wherever a solver left it below another level's peak. Patches (``PATCHES``: rows x columns) are measured for the
    levels that row stripes fit under the ceiling asked for only with ``PATCH_FROM`` stripes or
    more, or not at all (thin stripes recompute a halo per stripe; patches fewer); their copies
    tile only those levels. They are measured when a choice first asks for such a ceiling (the

@@ -7,7 +7,9 @@ Pipeline: order (:mod:`.schedule`, or the file order with ``schedule="file"``) -
 liveness (:mod:`.liveness`) -> proved reuses (:mod:`.reuse`: views, concat slices, in-place
 and overlap pairs) -> offsets. Two placements are computed and the smaller arena kept:
 the portfolio allocator of :mod:`.portfolio` on the alias groups (no overlap), and the
-pair-aware first fit of :mod:`.paired_greedy` (overlap allowed where proved).
+pair-aware first fit of :mod:`.paired_greedy` (overlap allowed where proved). Groups that
+are never alive together with the rest (a graph split's parts: what crosses a cut is in the
+external arena) are placed part by part from offset 0, each part choosing its own placement.
 
 Regions: the plan computes offsets in one arena - two with a graph split: ``external``
 names the tensors of an external arena (PSRAM), planned apart (nothing is shared across the
@@ -52,10 +54,11 @@ from .liveness import KIND_SCRATCH, TensorLife, ordered_nodes, tensor_lives, to_
 
 if TYPE_CHECKING:
     from ..options import DeploymentOptions
+from .allocators.greedy import allocate_greedy
 from .paired_greedy import allocate_paired
 from .placement import NO_TARGET_ARENA, NO_TARGET_EXTERNAL, NO_TARGET_WEIGHTS, RegionPlacement
 from .portfolio import plan_buffers
-from .reuse import OverlapPair, ReuseSet, StridedOutputRule, find_reuse, group_buffers, groups_of
+from .reuse import Group, OverlapPair, ReuseSet, StridedOutputRule, find_reuse, group_buffers, groups_of
 from .schedule import order_peak
 from .schedule import schedule as memory_aware_schedule
 from .transfers import Transfer, find_transfers
@@ -296,16 +299,64 @@ def _check_options(alignment: int, schedule: str, time_limit: float) -> None:
 
 
 def _place(lives: list[TensorLife], found: ReuseSet, alignment: int, time_limit: float) -> tuple[dict[int | str, int], str]:
+    """Group offsets, each time-disjoint cluster of groups placed on its own from offset 0
+    (:func:`_time_clusters`). Every cluster is first placed quickly (the first-fit orders,
+    with and without overlap); the clusters at the top (the arena) are then searched with the
+    whole time limit: a search of a cluster below the top cannot change the arena."""
+    groups = groups_of(lives, found)
+    clusters = _time_clusters(groups)
+    if len(clusters) < 2:
+        return _place_groups(groups, found, alignment, time_limit)
+    quick = [_place_groups(cluster, found, alignment, 0.0) for cluster in clusters]
+    sizes = [arena_size_of(group_buffers(cluster, alignment), placed) for cluster, (placed, _) in zip(clusters, quick)]
+    top = [index for index, size in enumerate(sizes) if size == max(sizes)]
+    for index in top:
+        searched = _place_groups(clusters[index], found, alignment, time_limit / len(top))
+        if arena_size_of(group_buffers(clusters[index], alignment), searched[0]) < sizes[index]:
+            quick[index] = searched
+    offsets: dict[int | str, int] = {}
+    allocators: list[str] = []
+    for placed, allocator in quick:
+        offsets.update(placed)
+        allocators += [allocator] if allocator not in allocators else []
+    return offsets, f"each of {len(clusters)} time-disjoint parts on its own: {', '.join(allocators)}"
+
+
+def _time_clusters(groups: dict[str, Group]) -> list[dict[str, Group]]:
+    """The groups cut where no group is alive across a step boundary (a graph split's parts:
+    every tensor crossing a cut is in the external arena). Nothing of two clusters is ever
+    alive together, so each is placed from offset 0 and the arena is the largest cluster's:
+    placed together, one allocator choice (overlap pairs or the portfolio) served every part,
+    decided by the part of the peak, and an optimal solver may leave the other parts anywhere
+    under it (the levels table of :mod:`.levels` read those parts' needs)."""
+    ordered = sorted(groups.values(), key=lambda g: (g.first_step, g.last_step))
+    clusters: list[dict[str, Group]] = []
+    reach = -1
+    for group in ordered:
+        if group.first_step > reach:
+            clusters.append({})
+        clusters[-1][group.root] = group
+        reach = max(reach, group.last_step)
+    return clusters
+
+
+def _place_groups(groups: dict[str, Group], found: ReuseSet, alignment: int,
+                  time_limit: float) -> tuple[dict[int | str, int], str]:
     """Group offsets: portfolio without overlap vs pair-aware first fit; smaller arena wins.
     When the overlap plan is already at or below the live-set bound of the groups, no
-    packing without overlap can beat it, so the portfolio's search is not run."""
-    groups = groups_of(lives, found)
+    packing without overlap can beat it, so the portfolio's search is not run. A time limit
+    of 0: the first-fit orders only (no perturbation rounds) against the greedy allocator."""
     buffers = group_buffers(groups, alignment)
     paired_name = "paired first fit (overlap reuse)"
     pairs = [p for p in found.pairs if p.output in groups and p.input in groups]
     paired = allocate_paired(buffers, pairs, alignment, time_budget=time_limit) if pairs else None
     if paired is not None and arena_size_of(buffers, paired) <= live_set_bound(buffers).bytes:
         return paired, paired_name
+    if time_limit <= 0:
+        greedy = allocate_greedy(buffers, None)
+        if paired is not None and arena_size_of(buffers, paired) < greedy.arena_size:
+            return paired, paired_name
+        return dict(greedy.offsets), "greedy"
     portfolio = plan_buffers(buffers, None, time_limit=max(0.1, time_limit / 2))
     if paired is not None and arena_size_of(buffers, paired) < portfolio.arena_size:
         return paired, paired_name
