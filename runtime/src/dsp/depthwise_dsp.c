@@ -30,6 +30,7 @@
  * a row's stores are interleaved with its own reads but precede every read of the next
  * rows: units of one output row, reads not first (kernels/overlap_blocked.py).
  */
+#include "mcu_dsp_depthwise.h"
 #include "mcu_dsp_internal.h"
 #include "mcu_variants.h"
 #include "mcu_runtime_dsp.h"
@@ -43,6 +44,7 @@ typedef struct {
     int32_t reach;           /* mcu_dsp_reach(kH * kW) */
     int32_t x_first, x_end;  /* the output columns whose window is inside the input */
     int32_t unrolled;        /* 3x3, dilation 1: the interior pixels through group_3x3 */
+    int32_t fast;            /* unrolled, every group simple: row_group_fast */
     int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
     uint32_t simple_limit;   /* |bias| below 2^30 - reach: never wide (0: none) */
 } depthwise_shape;
@@ -96,85 +98,6 @@ static void group_taps(const depthwise_shape *shape, const tap_window *window, c
     acc[3] = a3;
 }
 
-/* All nine taps of a 3x3 window (dilation 1) inside the input, channels c..c+3, without the
- * input offset (the interior bias carries input_offset * sum of the weights): `x` = tap (0, 0)
- * of channel c, `w` = the group's nine weight words; 10 instructions per tap. */
-#if MCU_DSP_NATIVE
-#define MCU_DW_TAP(load_x, weight_offset)                  \
-    "ldr %[in], " load_x "\n\t"                            \
-    "ldr %[wt], [%[w], #" weight_offset "]\n\t"           \
-    "sxtb16 %[x02], %[in]\n\t"                             \
-    "sxtb16 %[in], %[in], ror #8\n\t"                      \
-    "sxtb16 %[w02], %[wt]\n\t"                             \
-    "sxtb16 %[wt], %[wt], ror #8\n\t"                      \
-    "smlabb %[a0], %[x02], %[w02], %[a0]\n\t"              \
-    "smlatt %[a2], %[x02], %[w02], %[a2]\n\t"              \
-    "smlabb %[a1], %[in], %[wt], %[a1]\n\t"                \
-    "smlatt %[a3], %[in], %[wt], %[a3]\n\t"
-#define MCU_DW_ROW(w0, w1, w2) \
-    MCU_DW_TAP("[%[x]]", w0) MCU_DW_TAP("[%[x], %[cs]]", w1) MCU_DW_TAP("[%[x], %[cs], lsl #1]", w2)
-#define MCU_DW_ROW2(w0, w1) MCU_DW_TAP("[%[x]]", w0) MCU_DW_TAP("[%[x], %[cs]]", w1)
-
-MCU_DSP_INLINE void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], in, wt, x02, w02;
-    __asm__(MCU_DW_ROW("0", "4", "8") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW("12", "16", "20") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW("24", "28", "32")
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [in] "=&r"(in),
-              [wt] "=&r"(wt), [x02] "=&r"(x02), [w02] "=&r"(w02)
-            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w)
-            : "memory");
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
-}
-
-/* Two adjacent columns of the three rows (a border pixel missing its first or last column):
- * `x`, `w` = the first present column's tap and weight word. */
-MCU_DSP_INLINE void group_3x2(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], in, wt, x02, w02;
-    __asm__(MCU_DW_ROW2("0", "4") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW2("12", "16") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW2("24", "28")
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [in] "=&r"(in),
-              [wt] "=&r"(wt), [x02] "=&r"(x02), [w02] "=&r"(w02)
-            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w)
-            : "memory");
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
-}
-#else
-MCU_DSP_INLINE void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    for (int32_t tap = 0; tap < 9; ++tap, w += 4) {
-        int32_t in = mcu_read32(x + (tap / 3) * row_step + (tap % 3) * column_step), weights = mcu_read32(w);
-        int32_t x02 = mcu_sxtb16(in), x13 = mcu_sxtb16_ror8(in);
-        acc[0] = mcu_smlabb(x02, mcu_sxtb16(weights), acc[0]);
-        acc[2] = mcu_smlatt(x02, mcu_sxtb16(weights), acc[2]);
-        acc[1] = mcu_smlabb(x13, mcu_sxtb16_ror8(weights), acc[1]);
-        acc[3] = mcu_smlatt(x13, mcu_sxtb16_ror8(weights), acc[3]);
-    }
-}
-
-MCU_DSP_INLINE void group_3x2(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    for (int32_t tap = 0; tap < 6; ++tap) {
-        int32_t in = mcu_read32(x + (tap / 2) * row_step + (tap % 2) * column_step);
-        int32_t weights = mcu_read32(w + 12 * (tap / 2) + 4 * (tap % 2));
-        int32_t x02 = mcu_sxtb16(in), x13 = mcu_sxtb16_ror8(in);
-        acc[0] = mcu_smlabb(x02, mcu_sxtb16(weights), acc[0]);
-        acc[2] = mcu_smlatt(x02, mcu_sxtb16(weights), acc[2]);
-        acc[1] = mcu_smlabb(x13, mcu_sxtb16_ror8(weights), acc[1]);
-        acc[3] = mcu_smlatt(x13, mcu_sxtb16_ror8(weights), acc[3]);
-    }
-}
-#endif
-
 /* One channel (the C % 4 tail): `w` = its kH*kW bytes, `stride` bytes apart. */
 static int32_t channel_taps(const depthwise_shape *shape, const tap_window *window, const int8_t *in,
                             int32_t first, const int8_t *w, int32_t stride, int32_t acc) {
@@ -200,13 +123,6 @@ static int8_t requantize(const depthwise_shape *shape, int32_t acc, const mcu_ds
     const mcu_activation *activation = &shape->params->activation;
     return mcu_dsp_output_any(acc, scale, shape->quant->output_offset, activation->min, activation->max);
 }
-
-/* The simple output stage of a group, copied into the pixel loops' own frame (sp-relative
- * loads, no pointer kept across the asm blocks). */
-typedef struct {
-    int32_t multiplier[4], round[4], right[4];
-    int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
-} simple_stage;
 
 /* The output stage of one group of four channels, decoded once per output row. "Simple"
  * (every channel: not wide, left shift 0, right shift 1..22): the output offset folded into
@@ -263,24 +179,6 @@ static void interior_bias(const depthwise_shape *shape, const int8_t *w, group_s
         stage->right_edge[r] = (int32_t)(middle + (uint32_t)(offset * first));
         stage->interior[r] = (int32_t)((uint32_t)stage->left[r] + (uint32_t)(offset * first));
     }
-}
-
-/* floor((smmulr(2 acc, m) + round - [negative]) / 2^right): mbqm + the output offset. */
-MCU_DSP_INLINE int32_t simple_value(int32_t acc, int32_t multiplier, int32_t round, int32_t right) {
-    int32_t value = mcu_smmulr((int32_t)((uint32_t)acc << 1), multiplier);
-    return (value + round + (value >> 31)) >> right;
-}
-
-/* out[0..3] of a simple group: each value saturated to int8 (SSAT), the four bytes packed
- * into one word (PKHBT, UXTB16) and clamped to the activation bytewise (SSUB8 + SEL, a no-op
- * for -128 / 127): clamp(ssat8(v), low, high) = clamp(v, low, high), -128 <= low <= high <= 127. */
-MCU_DSP_INLINE void store_simple(const simple_stage *stage, const int32_t acc[4], int8_t *out) {
-    int32_t v0 = mcu_ssat8(simple_value(acc[0], stage->multiplier[0], stage->round[0], stage->right[0]));
-    int32_t v1 = mcu_ssat8(simple_value(acc[1], stage->multiplier[1], stage->round[1], stage->right[1]));
-    int32_t v2 = mcu_ssat8(simple_value(acc[2], stage->multiplier[2], stage->round[2], stage->right[2]));
-    int32_t v3 = mcu_ssat8(simple_value(acc[3], stage->multiplier[3], stage->round[3], stage->right[3]));
-    int32_t word = mcu_uxtb16(mcu_pkhbt(v0, v2)) | (int32_t)((uint32_t)mcu_uxtb16(mcu_pkhbt(v1, v3)) << 8);
-    mcu_write32(out, mcu_min8(mcu_max8(word, stage->low_bytes), stage->high_bytes));
 }
 
 /* out[0..3] of four accumulators, any group. */
@@ -362,11 +260,159 @@ MCU_DSP_NOINLINE void pixels_border(const depthwise_shape *shape, tap_window *wi
     }
 }
 
+/* The 3x3 row path of a layer whose every group is simple ("fast", checked once per call):
+ * per output row and group, the stage read straight from the arrays, the biases of the row's
+ * taps in range (the kernel rows i0..i1-1: all three columns, without column 0, without
+ * column 2) summed once, then runs of pixels through one block each (mcu_dsp_depthwise.h):
+ * the interior columns with every column in range, each border pixel with its two. */
+typedef struct {
+    int32_t column_step, row_step;   /* C, W * C: between taps */
+    int32_t x_step, out_step;        /* stride_w * C, the output pixel stride */
+    const int32_t *bias;             /* the accumulators' start */
+    const simple_stage *stage;
+} pixel_run;
+
+MCU_DSP_INLINE void run_block(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out,
+                              int32_t rows, int32_t columns) {
+    int32_t column_step = run->column_step, row_step = run->row_step;
+    const int32_t *bias = run->bias;
+    for (; count > 0; --count, x += run->x_step, out += run->out_step) {
+        int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
+        if (rows == 3 && columns == 3) {
+            group_3x3(x, column_step, row_step, w, acc);
+        } else if (rows == 3) {
+            group_3x2(x, column_step, row_step, w, acc);
+        } else if (columns == 3) {
+            group_2x3(x, column_step, row_step, w, acc);
+        } else {
+            group_2x2(x, column_step, row_step, w, acc);
+        }
+        store_simple(run->stage, acc, out);
+    }
+}
+
+MCU_DSP_NOINLINE void run_3x3(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
+    run_block(x, w, count, run, out, 3, 3);
+}
+
+MCU_DSP_NOINLINE void run_3x2(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
+    run_block(x, w, count, run, out, 3, 2);
+}
+
+MCU_DSP_NOINLINE void run_2x3(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
+    run_block(x, w, count, run, out, 2, 3);
+}
+
+MCU_DSP_NOINLINE void run_2x2(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
+    run_block(x, w, count, run, out, 2, 2);
+}
+
+/* `count` pixels from `x` / `out` through the block of `rows` x `columns` taps (2 or 3 each). */
+static void run_pixels(int32_t rows, int32_t columns, const int8_t *x, const int8_t *w, int32_t count,
+                       const pixel_run *run, int8_t *out) {
+    if (rows == 3) {
+        (columns == 3 ? run_3x3 : run_3x2)(x, w, count, run, out);
+    } else {
+        (columns == 3 ? run_2x3 : run_2x2)(x, w, count, run, out);
+    }
+}
+
+/* Whether every group of four channels is simple (decode_group's test, for the whole call). */
+static int32_t groups_simple(const depthwise_shape *shape, int32_t channels) {
+    const mcu_channel_quant *quant = shape->quant;
+    for (int32_t c = 0; c < channels; ++c) {
+        int32_t bias = shape->bias != NULL ? shape->bias[c] : 0, right = -quant->shift[c];
+        uint32_t magnitude = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
+        if (right < 1 || right > 22 || quant->multiplier[c] < 0 || magnitude >= shape->simple_limit) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The simple stage of channels first..first+3 (known simple) and their biases. */
+static void fast_stage(const depthwise_shape *shape, int32_t first, simple_stage *stage, int32_t bias[4]) {
+    const mcu_channel_quant *quant = shape->quant;
+    uint32_t offset = (uint32_t)quant->output_offset;
+    for (int32_t r = 0; r < 4; ++r) {
+        int32_t right = -quant->shift[first + r];
+        bias[r] = shape->bias != NULL ? shape->bias[first + r] : 0;
+        stage->multiplier[r] = quant->multiplier[first + r];
+        stage->right[r] = right;
+        stage->round[r] = (int32_t)(((uint32_t)1 << (right - 1)) + (offset << right));
+    }
+    stage->low_bytes = shape->low_bytes;
+    stage->high_bytes = shape->high_bytes;
+}
+
+/* bias + input_offset * the weights of `rows` kernel rows from `w` (the group's row i0):
+ * all three columns (full), without column 0 (left), without column 2 (right); mod 2^32. */
+static void row_biases(const depthwise_shape *shape, const int8_t *w, int32_t rows, const int32_t bias[4],
+                       int32_t full[4], int32_t left[4], int32_t right[4]) {
+    int32_t even[3], odd[3];   /* per column j: (c, c+2) and (c+1, c+3) sums over the rows, |sum| <= 384 */
+    for (int32_t j = 0; j < 3; ++j) {
+        int32_t top = mcu_read32(w + 4 * j), next = mcu_read32(w + 12 + 4 * j);
+        even[j] = mcu_sxtab16(mcu_sxtb16(top), next);
+        odd[j] = mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), next);
+        if (rows == 3) {
+            int32_t last = mcu_read32(w + 24 + 4 * j);
+            even[j] = mcu_sxtab16(even[j], last);
+            odd[j] = mcu_sxtab16_ror8(odd[j], last);
+        }
+    }
+    int32_t offset = shape->quant->input_offset;
+    for (int32_t r = 0; r < 4; ++r) {
+        const int32_t *pairs = (r & 1) ? odd : even;
+        int32_t first = r < 2 ? (int16_t)pairs[0] : pairs[0] >> 16, second = r < 2 ? (int16_t)pairs[1] : pairs[1] >> 16;
+        int32_t last = r < 2 ? (int16_t)pairs[2] : pairs[2] >> 16;
+        uint32_t middle = (uint32_t)bias[r] + (uint32_t)(offset * second);
+        left[r] = (int32_t)(middle + (uint32_t)(offset * last));
+        right[r] = (int32_t)(middle + (uint32_t)(offset * first));
+        full[r] = (int32_t)((uint32_t)left[r] + (uint32_t)(offset * first));
+    }
+}
+
+/* Channels 4g..4g+3 of one output row whose window has two or three kernel rows in range. */
+static void row_group_fast(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
+                           int32_t group, int8_t *out) {
+    simple_stage stage;
+    int32_t bias[4], full[4], left[4], right[4];
+    int32_t rows = window->i1 - window->i0, channels = shape->in_dims->c, width = shape->out_dims->w;
+    int32_t row_step = shape->in_dims->w * channels, stride = shape->params->stride_w;
+    const int8_t *weights = w + 12 * window->i0;
+    fast_stage(shape, 4 * group, &stage, bias);
+    row_biases(shape, weights, rows, bias, full, left, right);
+    pixel_run run = {channels, row_step, stride * channels, mcu_pixel_stride(shape->out_dims), full, &stage};
+    int32_t row = window->row_index + window->i0 * row_step + 4 * group;   /* tap (i0, 0) of column -pad_left */
+    out += 4 * group;
+    if (shape->x_end > shape->x_first) {
+        run_pixels(rows, 3, in + (row + (shape->x_first * stride - shape->params->pad_left) * channels), weights,
+                   shape->x_end - shape->x_first, &run, out + shape->x_first * run.out_step);
+    }
+    for (int32_t x = shape->x_first > 0 ? 0 : shape->x_end; x < width; x = x + 1 == shape->x_first ? shape->x_end : x + 1) {
+        column_window(shape, x, window);
+        int32_t columns = window->j1 - window->j0;
+        if (columns == 2) {
+            run.bias = window->j0 == 1 ? left : right;
+            run_pixels(rows, 2, in + (row + window->column_index + window->j0 * channels), weights + 4 * window->j0, 1,
+                       &run, out + x * run.out_step);
+        } else {   /* an input narrower than the window */
+            int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
+            group_taps(shape, window, in, window->row_index + window->column_index + 4 * group, w, acc);
+            store_simple(&stage, acc, out + x * run.out_step);
+        }
+    }
+}
+
 /* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel): the
  * interior columns x_first..x_end-1 of a 3x3 window with all three rows in bounds unrolled,
  * the others through the window loop. */
 static void row_group(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
                       int32_t group, int8_t *out) {
+    if (shape->fast && window->i1 - window->i0 >= 2) {
+        row_group_fast(shape, window, in, w, group, out);
+        return;
+    }
     group_stage stage;
     decode_group(shape, 4 * group, &stage);
     int32_t width = shape->out_dims->w;
@@ -422,13 +468,14 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
     }
     int32_t taps = w_dims->h * w_dims->w, channels = in_dims->c, groups = channels / 4;
     depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, 0, mcu_dsp_reach(taps), 0, 0, 0,
-                             0, 0, 0u};
+                             0, 0, 0, 0u};
     shape.offset_pair = mcu_dsp_pair(quant->input_offset);
     shape.unrolled = w_dims->h == 3 && w_dims->w == 3 && params->dilation_h == 1 && params->dilation_w == 1;
     shape.low_bytes = byte_pattern(params->activation.min);
     shape.high_bytes = byte_pattern(params->activation.max);
     interior_columns(&shape);
     shape.simple_limit = shape.reach < (1 << 30) ? (uint32_t)((1 << 30) - shape.reach) : 0u;
+    shape.fast = shape.unrolled && groups_simple(&shape, 4 * groups);
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * mcu_pixel_stride(out_dims)) {
             tap_window window;

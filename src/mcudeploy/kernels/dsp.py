@@ -53,7 +53,8 @@ from .variant import KernelVariant
 RANK = 10
 DSP_CORES = "the DSP extension (Cortex-M4 / M7 / M33 / M55)"
 HEADERS = ("include/mcu_runtime_dsp.h", "src/mcu_variants.h", "src/dsp/mcu_dsp_simd.h",
-           "src/dsp/mcu_dsp_internal.h", "src/dsp/mcu_dsp_dot.h", "src/dsp/mcu_dsp_gemm.h")
+           "src/dsp/mcu_dsp_internal.h", "src/dsp/mcu_dsp_dot.h", "src/dsp/mcu_dsp_gemm.h",
+           "src/dsp/mcu_dsp_depthwise.h")
 
 
 def has_dsp(core) -> bool:
