@@ -260,66 +260,64 @@ MCU_DSP_NOINLINE void pixels_border(const depthwise_shape *shape, tap_window *wi
     }
 }
 
-/* The 3x3 row path of a layer whose every group is simple ("fast", checked once per call):
- * per output row and group, the stage read straight from the arrays, the biases of the row's
- * taps in range (the kernel rows i0..i1-1: all three columns, without column 0, without
- * column 2) summed once, then runs of pixels through one block each (mcu_dsp_depthwise.h):
- * the interior columns with every column in range, each border pixel with its two. */
+/* The 3x3 row path ("fast": 3x3, dilation 1, every group simple, at most one border pixel
+ * on each side, each missing exactly one kernel column; checked once per call). Per output
+ * row and group: the stage read straight from the arrays, the biases of the row's kernel
+ * rows in range (all three columns; without column 0; without column 2) summed once, then
+ * one call that runs the row's pixels through blocks of their taps in range
+ * (mcu_dsp_depthwise.h): the left border pixel, the interior, the right border pixel. */
 typedef struct {
-    int32_t column_step, row_step;   /* C, W * C: between taps */
-    int32_t x_step, out_step;        /* stride_w * C, the output pixel stride */
-    const int32_t *bias;             /* the accumulators' start */
-    const simple_stage *stage;
-} pixel_run;
+    simple_stage stage;
+    int32_t full[4], left[4], right[4];   /* the accumulators' start per column class */
+    int32_t column_step, row_step;        /* C, W * C: between taps */
+    int32_t x_step, out_step;             /* stride_w * C, the output pixel stride */
+    int32_t left_pixel, interior, right_pixel;   /* pixel counts: 0 / 1, >= 0, 0 / 1 */
+    int32_t interior_start, right_start;  /* byte offsets from input column 0 */
+} row_run;
 
-MCU_DSP_INLINE void run_block(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out,
-                              int32_t rows, int32_t columns) {
-    int32_t column_step = run->column_step, row_step = run->row_step;
-    const int32_t *bias = run->bias;
-    for (; count > 0; --count, x += run->x_step, out += run->out_step) {
-        int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
-        if (rows == 3 && columns == 3) {
-            group_3x3(x, column_step, row_step, w, acc);
-        } else if (rows == 3) {
-            group_3x2(x, column_step, row_step, w, acc);
-        } else if (columns == 3) {
-            group_2x3(x, column_step, row_step, w, acc);
-        } else {
-            group_2x2(x, column_step, row_step, w, acc);
-        }
-        store_simple(run->stage, acc, out);
+/* One row of pixels through blocks of `rows` kernel rows (`x`: the input at kernel row i0,
+ * column 0 of the input; `w`: the group's weights at row i0; `out`: the row's first pixel). */
+MCU_DSP_INLINE void run_row(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out, int32_t rows) {
+    int32_t column_step = run->column_step, row_step = run->row_step, out_step = run->out_step;
+    if (run->left_pixel) {
+        int32_t acc[4] = {run->left[0], run->left[1], run->left[2], run->left[3]};
+        (rows == 3 ? group_3x2 : group_2x2)(x, column_step, row_step, w + 4, acc);
+        store_simple(&run->stage, acc, out);
+        out += out_step;
+    }
+    const int8_t *pixel = x + run->interior_start;
+    for (int32_t count = run->interior; count > 0; --count, pixel += run->x_step, out += out_step) {
+        int32_t acc[4] = {run->full[0], run->full[1], run->full[2], run->full[3]};
+        (rows == 3 ? group_3x3 : group_2x3)(pixel, column_step, row_step, w, acc);
+        store_simple(&run->stage, acc, out);
+    }
+    if (run->right_pixel) {
+        int32_t acc[4] = {run->right[0], run->right[1], run->right[2], run->right[3]};
+        (rows == 3 ? group_3x2 : group_2x2)(x + run->right_start, column_step, row_step, w, acc);
+        store_simple(&run->stage, acc, out);
     }
 }
 
-MCU_DSP_NOINLINE void run_3x3(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
-    run_block(x, w, count, run, out, 3, 3);
+MCU_DSP_NOINLINE void run_row3(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out) {
+    run_row(x, w, run, out, 3);
 }
 
-MCU_DSP_NOINLINE void run_3x2(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
-    run_block(x, w, count, run, out, 3, 2);
+MCU_DSP_NOINLINE void run_row2(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out) {
+    run_row(x, w, run, out, 2);
 }
 
-MCU_DSP_NOINLINE void run_2x3(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
-    run_block(x, w, count, run, out, 2, 3);
-}
-
-MCU_DSP_NOINLINE void run_2x2(const int8_t *x, const int8_t *w, int32_t count, const pixel_run *run, int8_t *out) {
-    run_block(x, w, count, run, out, 2, 2);
-}
-
-/* `count` pixels from `x` / `out` through the block of `rows` x `columns` taps (2 or 3 each). */
-static void run_pixels(int32_t rows, int32_t columns, const int8_t *x, const int8_t *w, int32_t count,
-                       const pixel_run *run, int8_t *out) {
-    if (rows == 3) {
-        (columns == 3 ? run_3x3 : run_3x2)(x, w, count, run, out);
-    } else {
-        (columns == 3 ? run_2x3 : run_2x2)(x, w, count, run, out);
-    }
-}
-
-/* Whether every group of four channels is simple (decode_group's test, for the whole call). */
-static int32_t groups_simple(const depthwise_shape *shape, int32_t channels) {
+/* Whether every group is simple (decode_group's test) and the borders are those run_row runs. */
+static int32_t fast_layer(depthwise_shape *shape, int32_t channels) {
     const mcu_channel_quant *quant = shape->quant;
+    int32_t width = shape->out_dims->w;
+    tap_window first, last;
+    column_window(shape, 0, &first);
+    column_window(shape, width - 1, &last);
+    if (!shape->unrolled || shape->x_first > 1 || width - shape->x_end > 1
+        || (shape->x_first == 1 && (first.j0 != 1 || first.j1 != 3))
+        || (shape->x_end < width && (last.j0 != 0 || last.j1 != 2))) {
+        return 0;
+    }
     for (int32_t c = 0; c < channels; ++c) {
         int32_t bias = shape->bias != NULL ? shape->bias[c] : 0, right = -quant->shift[c];
         uint32_t magnitude = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
@@ -330,14 +328,13 @@ static int32_t groups_simple(const depthwise_shape *shape, int32_t channels) {
     return 1;
 }
 
-/* The simple stage of channels first..first+3 (known simple) and their biases. */
-static void fast_stage(const depthwise_shape *shape, int32_t first, simple_stage *stage, int32_t bias[4]) {
-    const mcu_channel_quant *quant = shape->quant;
-    uint32_t offset = (uint32_t)quant->output_offset;
+/* The simple stage of channels first..first+3 (known simple). */
+static void fast_stage(const depthwise_shape *shape, int32_t first, simple_stage *stage) {
+    const int32_t *shift = shape->quant->shift + first, *multiplier = shape->quant->multiplier + first;
+    uint32_t offset = (uint32_t)shape->quant->output_offset;
     for (int32_t r = 0; r < 4; ++r) {
-        int32_t right = -quant->shift[first + r];
-        bias[r] = shape->bias != NULL ? shape->bias[first + r] : 0;
-        stage->multiplier[r] = quant->multiplier[first + r];
+        int32_t right = -shift[r];
+        stage->multiplier[r] = multiplier[r];
         stage->right[r] = right;
         stage->round[r] = (int32_t)(((uint32_t)1 << (right - 1)) + (offset << right));
     }
@@ -345,63 +342,64 @@ static void fast_stage(const depthwise_shape *shape, int32_t first, simple_stage
     stage->high_bytes = shape->high_bytes;
 }
 
-/* bias + input_offset * the weights of `rows` kernel rows from `w` (the group's row i0):
- * all three columns (full), without column 0 (left), without column 2 (right); mod 2^32. */
-static void row_biases(const depthwise_shape *shape, const int8_t *w, int32_t rows, const int32_t bias[4],
-                       int32_t full[4], int32_t left[4], int32_t right[4]) {
-    int32_t even[3], odd[3];   /* per column j: (c, c+2) and (c+1, c+3) sums over the rows, |sum| <= 384 */
-    for (int32_t j = 0; j < 3; ++j) {
-        int32_t top = mcu_read32(w + 4 * j), next = mcu_read32(w + 12 + 4 * j);
-        even[j] = mcu_sxtab16(mcu_sxtb16(top), next);
-        odd[j] = mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), next);
-        if (rows == 3) {
-            int32_t last = mcu_read32(w + 24 + 4 * j);
-            even[j] = mcu_sxtab16(even[j], last);
-            odd[j] = mcu_sxtab16_ror8(odd[j], last);
-        }
-    }
-    int32_t offset = shape->quant->input_offset;
-    for (int32_t r = 0; r < 4; ++r) {
-        const int32_t *pairs = (r & 1) ? odd : even;
-        int32_t first = r < 2 ? (int16_t)pairs[0] : pairs[0] >> 16, second = r < 2 ? (int16_t)pairs[1] : pairs[1] >> 16;
-        int32_t last = r < 2 ? (int16_t)pairs[2] : pairs[2] >> 16;
-        uint32_t middle = (uint32_t)bias[r] + (uint32_t)(offset * second);
-        left[r] = (int32_t)(middle + (uint32_t)(offset * last));
-        right[r] = (int32_t)(middle + (uint32_t)(offset * first));
-        full[r] = (int32_t)((uint32_t)left[r] + (uint32_t)(offset * first));
+/* Halfwise sums of column j of `rows` kernel rows (from the group's row i0): (c, c+2) in
+ * `even`, (c+1, c+3) in `odd`, added to `even` / `odd` (|sum| <= 9 * 128 per half). */
+MCU_DSP_INLINE void add_column(const int8_t *w, int32_t j, int32_t rows, int32_t *even, int32_t *odd) {
+    for (int32_t i = 0; i < rows; ++i) {
+        int32_t word = mcu_read32(w + 12 * i + 4 * j);
+        *even = mcu_sxtab16(*even, word);
+        *odd = mcu_sxtab16_ror8(*odd, word);
     }
 }
 
+/* The three biases of the row: bias + input_offset * the weights of the columns in range. */
+static void row_biases(const depthwise_shape *shape, const int8_t *w, int32_t rows, int32_t first, row_run *run) {
+    int32_t middle_even = 0, middle_odd = 0;
+    add_column(w, 1, rows, &middle_even, &middle_odd);
+    int32_t left_even = middle_even, left_odd = middle_odd, right_even = middle_even, right_odd = middle_odd;
+    add_column(w, 2, rows, &left_even, &left_odd);     /* "left": the left border pixel, column 0 missing */
+    add_column(w, 0, rows, &right_even, &right_odd);   /* "right": column 2 missing */
+    int32_t full_even = left_even, full_odd = left_odd;
+    add_column(w, 0, rows, &full_even, &full_odd);
+    int32_t offset = shape->offset_pair;
+    const int32_t zeros[4] = {0, 0, 0, 0}, *bias = shape->bias != NULL ? shape->bias + first : zeros;
+    run->full[0] = mcu_smlabb(full_even, offset, bias[0]);
+    run->full[1] = mcu_smlabb(full_odd, offset, bias[1]);
+    run->full[2] = mcu_smlatb(full_even, offset, bias[2]);
+    run->full[3] = mcu_smlatb(full_odd, offset, bias[3]);
+    run->left[0] = mcu_smlabb(left_even, offset, bias[0]);
+    run->left[1] = mcu_smlabb(left_odd, offset, bias[1]);
+    run->left[2] = mcu_smlatb(left_even, offset, bias[2]);
+    run->left[3] = mcu_smlatb(left_odd, offset, bias[3]);
+    run->right[0] = mcu_smlabb(right_even, offset, bias[0]);
+    run->right[1] = mcu_smlabb(right_odd, offset, bias[1]);
+    run->right[2] = mcu_smlatb(right_even, offset, bias[2]);
+    run->right[3] = mcu_smlatb(right_odd, offset, bias[3]);
+}
+
+/* The parts of a row_run every row and group shares. */
+static void fast_run(const depthwise_shape *shape, row_run *run) {
+    int32_t channels = shape->in_dims->c, stride = shape->params->stride_w, pad = shape->params->pad_left;
+    run->column_step = channels;
+    run->row_step = shape->in_dims->w * channels;
+    run->x_step = stride * channels;
+    run->out_step = mcu_pixel_stride(shape->out_dims);
+    run->left_pixel = shape->x_first;
+    run->interior = shape->x_end - shape->x_first;
+    run->right_pixel = shape->out_dims->w - shape->x_end;
+    run->interior_start = (shape->x_first * stride - pad) * channels;
+    run->right_start = ((shape->out_dims->w - 1) * stride - pad) * channels;
+}
+
 /* Channels 4g..4g+3 of one output row whose window has two or three kernel rows in range. */
-static void row_group_fast(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
-                           int32_t group, int8_t *out) {
-    simple_stage stage;
-    int32_t bias[4], full[4], left[4], right[4];
-    int32_t rows = window->i1 - window->i0, channels = shape->in_dims->c, width = shape->out_dims->w;
-    int32_t row_step = shape->in_dims->w * channels, stride = shape->params->stride_w;
+static void row_group_fast(const depthwise_shape *shape, const tap_window *window, const int8_t *in,
+                           const int8_t *w, int32_t group, row_run *run, int8_t *out) {
+    int32_t rows = window->i1 - window->i0;
     const int8_t *weights = w + 12 * window->i0;
-    fast_stage(shape, 4 * group, &stage, bias);
-    row_biases(shape, weights, rows, bias, full, left, right);
-    pixel_run run = {channels, row_step, stride * channels, mcu_pixel_stride(shape->out_dims), full, &stage};
-    int32_t row = window->row_index + window->i0 * row_step + 4 * group;   /* tap (i0, 0) of column -pad_left */
-    out += 4 * group;
-    if (shape->x_end > shape->x_first) {
-        run_pixels(rows, 3, in + (row + (shape->x_first * stride - shape->params->pad_left) * channels), weights,
-                   shape->x_end - shape->x_first, &run, out + shape->x_first * run.out_step);
-    }
-    for (int32_t x = shape->x_first > 0 ? 0 : shape->x_end; x < width; x = x + 1 == shape->x_first ? shape->x_end : x + 1) {
-        column_window(shape, x, window);
-        int32_t columns = window->j1 - window->j0;
-        if (columns == 2) {
-            run.bias = window->j0 == 1 ? left : right;
-            run_pixels(rows, 2, in + (row + window->column_index + window->j0 * channels), weights + 4 * window->j0, 1,
-                       &run, out + x * run.out_step);
-        } else {   /* an input narrower than the window */
-            int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
-            group_taps(shape, window, in, window->row_index + window->column_index + 4 * group, w, acc);
-            store_simple(&stage, acc, out + x * run.out_step);
-        }
-    }
+    fast_stage(shape, 4 * group, &run->stage);
+    row_biases(shape, weights, rows, 4 * group, run);
+    const int8_t *x = in + (window->row_index + window->i0 * run->row_step + 4 * group);   /* input column 0 */
+    (rows == 3 ? run_row3 : run_row2)(x, weights, run, out + 4 * group);
 }
 
 /* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel): the
@@ -409,10 +407,6 @@ static void row_group_fast(const depthwise_shape *shape, tap_window *window, con
  * the others through the window loop. */
 static void row_group(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
                       int32_t group, int8_t *out) {
-    if (shape->fast && window->i1 - window->i0 >= 2) {
-        row_group_fast(shape, window, in, w, group, out);
-        return;
-    }
     group_stage stage;
     decode_group(shape, 4 * group, &stage);
     int32_t width = shape->out_dims->w;
@@ -475,13 +469,19 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
     shape.high_bytes = byte_pattern(params->activation.max);
     interior_columns(&shape);
     shape.simple_limit = shape.reach < (1 << 30) ? (uint32_t)((1 << 30) - shape.reach) : 0u;
-    shape.fast = shape.unrolled && groups_simple(&shape, 4 * groups);
+    shape.fast = fast_layer(&shape, 4 * groups);
+    row_run run;
+    fast_run(&shape, &run);
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * mcu_pixel_stride(out_dims)) {
             tap_window window;
             row_window(&shape, n, y, &window);
             for (int32_t g = 0; g < groups; ++g) {
-                row_group(&shape, &window, in, w + 4 * g * taps, g, out);
+                if (shape.fast && window.i1 - window.i0 >= 2) {
+                    row_group_fast(&shape, &window, in, w + 4 * g * taps, g, &run, out);
+                } else {
+                    row_group(&shape, &window, in, w + 4 * g * taps, g, out);
+                }
             }
             for (int32_t c = 4 * groups; c < channels; ++c) {
                 row_channel(&shape, &window, in, w + 4 * groups * taps + (c - 4 * groups), channels - 4 * groups, c,
