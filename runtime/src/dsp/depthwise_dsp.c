@@ -328,53 +328,63 @@ static int32_t fast_layer(depthwise_shape *shape, int32_t channels) {
     return 1;
 }
 
-/* The simple stage of channels first..first+3 (known simple). */
+/* The simple stage of channels first..first+3 (known simple), straight-line. */
+MCU_DSP_INLINE void fast_channel(simple_stage *stage, int32_t r, int32_t shift, uint32_t offset) {
+    int32_t right = -shift;
+    stage->right[r] = right;
+    stage->round[r] = (int32_t)(((uint32_t)1 << (right - 1)) + (offset << right));
+}
+
 static void fast_stage(const depthwise_shape *shape, int32_t first, simple_stage *stage) {
     const int32_t *shift = shape->quant->shift + first, *multiplier = shape->quant->multiplier + first;
     uint32_t offset = (uint32_t)shape->quant->output_offset;
-    for (int32_t r = 0; r < 4; ++r) {
-        int32_t right = -shift[r];
-        stage->multiplier[r] = multiplier[r];
-        stage->right[r] = right;
-        stage->round[r] = (int32_t)(((uint32_t)1 << (right - 1)) + (offset << right));
-    }
+    stage->multiplier[0] = multiplier[0];
+    stage->multiplier[1] = multiplier[1];
+    stage->multiplier[2] = multiplier[2];
+    stage->multiplier[3] = multiplier[3];
+    fast_channel(stage, 0, shift[0], offset);
+    fast_channel(stage, 1, shift[1], offset);
+    fast_channel(stage, 2, shift[2], offset);
+    fast_channel(stage, 3, shift[3], offset);
     stage->low_bytes = shape->low_bytes;
     stage->high_bytes = shape->high_bytes;
 }
 
 /* Halfwise sums of column j of `rows` kernel rows (from the group's row i0): (c, c+2) in
- * `even`, (c+1, c+3) in `odd`, added to `even` / `odd` (|sum| <= 9 * 128 per half). */
-MCU_DSP_INLINE void add_column(const int8_t *w, int32_t j, int32_t rows, int32_t *even, int32_t *odd) {
-    for (int32_t i = 0; i < rows; ++i) {
-        int32_t word = mcu_read32(w + 12 * i + 4 * j);
-        *even = mcu_sxtab16(*even, word);
-        *odd = mcu_sxtab16_ror8(*odd, word);
+ * `even`, (c+1, c+3) in `odd` (|sum| <= 3 * 128 per half). */
+MCU_DSP_INLINE void column_sums(const int8_t *w, int32_t j, int32_t rows, int32_t *even, int32_t *odd) {
+    int32_t top = mcu_read32(w + 4 * j), next = mcu_read32(w + 12 + 4 * j);
+    *even = mcu_sxtab16(mcu_sxtb16(top), next);
+    *odd = mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), next);
+    if (rows == 3) {
+        int32_t last = mcu_read32(w + 24 + 4 * j);
+        *even = mcu_sxtab16(*even, last);
+        *odd = mcu_sxtab16_ror8(*odd, last);
     }
 }
 
-/* The three biases of the row: bias + input_offset * the weights of the columns in range. */
-static void row_biases(const depthwise_shape *shape, const int8_t *w, int32_t rows, int32_t first, row_run *run) {
-    int32_t middle_even = 0, middle_odd = 0;
-    add_column(w, 1, rows, &middle_even, &middle_odd);
-    int32_t left_even = middle_even, left_odd = middle_odd, right_even = middle_even, right_odd = middle_odd;
-    add_column(w, 2, rows, &left_even, &left_odd);     /* "left": the left border pixel, column 0 missing */
-    add_column(w, 0, rows, &right_even, &right_odd);   /* "right": column 2 missing */
-    int32_t full_even = left_even, full_odd = left_odd;
-    add_column(w, 0, rows, &full_even, &full_odd);
+/* bias + input_offset * the sum of a class's weights, channels c..c+3 (SMLABB / SMLATB). */
+MCU_DSP_INLINE void class_bias(int32_t even, int32_t odd, int32_t offset, const int32_t bias[4], int32_t out[4]) {
+    out[0] = mcu_smlabb(even, offset, bias[0]);
+    out[1] = mcu_smlabb(odd, offset, bias[1]);
+    out[2] = mcu_smlatb(even, offset, bias[2]);
+    out[3] = mcu_smlatb(odd, offset, bias[3]);
+}
+
+/* The three biases of the row: bias + input_offset * the weights of the columns in range
+ * (|sum| <= 9 * 128 per half: SADD16 exact). */
+MCU_DSP_INLINE void row_biases(const depthwise_shape *shape, const int8_t *w, int32_t rows, int32_t first,
+                               row_run *run) {
+    int32_t even0, odd0, even1, odd1, even2, odd2;
+    column_sums(w, 0, rows, &even0, &odd0);
+    column_sums(w, 1, rows, &even1, &odd1);
+    column_sums(w, 2, rows, &even2, &odd2);
+    int32_t left_even = mcu_dw_sadd16(even1, even2), left_odd = mcu_dw_sadd16(odd1, odd2);
     int32_t offset = shape->offset_pair;
     const int32_t zeros[4] = {0, 0, 0, 0}, *bias = shape->bias != NULL ? shape->bias + first : zeros;
-    run->full[0] = mcu_smlabb(full_even, offset, bias[0]);
-    run->full[1] = mcu_smlabb(full_odd, offset, bias[1]);
-    run->full[2] = mcu_smlatb(full_even, offset, bias[2]);
-    run->full[3] = mcu_smlatb(full_odd, offset, bias[3]);
-    run->left[0] = mcu_smlabb(left_even, offset, bias[0]);
-    run->left[1] = mcu_smlabb(left_odd, offset, bias[1]);
-    run->left[2] = mcu_smlatb(left_even, offset, bias[2]);
-    run->left[3] = mcu_smlatb(left_odd, offset, bias[3]);
-    run->right[0] = mcu_smlabb(right_even, offset, bias[0]);
-    run->right[1] = mcu_smlabb(right_odd, offset, bias[1]);
-    run->right[2] = mcu_smlatb(right_even, offset, bias[2]);
-    run->right[3] = mcu_smlatb(right_odd, offset, bias[3]);
+    class_bias(left_even, left_odd, offset, bias, run->left);   /* "left": the left border pixel, column 0 missing */
+    class_bias(mcu_dw_sadd16(even0, even1), mcu_dw_sadd16(odd0, odd1), offset, bias, run->right);
+    class_bias(mcu_dw_sadd16(left_even, even0), mcu_dw_sadd16(left_odd, odd0), offset, bias, run->full);
 }
 
 /* The parts of a row_run every row and group shares. */
@@ -397,7 +407,11 @@ static void row_group_fast(const depthwise_shape *shape, const tap_window *windo
     int32_t rows = window->i1 - window->i0;
     const int8_t *weights = w + 12 * window->i0;
     fast_stage(shape, 4 * group, &run->stage);
-    row_biases(shape, weights, rows, 4 * group, run);
+    if (rows == 3) {
+        row_biases(shape, weights, 3, 4 * group, run);
+    } else {
+        row_biases(shape, weights, 2, 4 * group, run);
+    }
     const int8_t *x = in + (window->row_index + window->i0 * run->row_step + 4 * group);   /* input column 0 */
     (rows == 3 ? run_row3 : run_row2)(x, weights, run, out + 4 * group);
 }

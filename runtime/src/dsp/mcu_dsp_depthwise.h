@@ -30,6 +30,11 @@ typedef struct {
 } simple_stage;
 
 #if MCU_DSP_NATIVE
+/* (a.lo + b.lo, a.hi + b.hi), each half mod 2^16 (SADD16). */
+static inline int32_t mcu_dw_sadd16(int32_t a, int32_t b) {
+    return __sadd16(a, b);
+}
+
 #define MCU_DW_TAP(load_x, weight_offset)                  \
     "ldr %[in], " load_x "\n\t"                            \
     "ldr %[wt], [%[w], #" weight_offset "]\n\t"           \
@@ -107,6 +112,11 @@ MCU_DSP_INLINE void store_simple(const simple_stage *stage, const int32_t acc[4]
             : "cc", "memory");
 }
 #else
+static inline int32_t mcu_dw_sadd16(int32_t a, int32_t b) {
+    uint32_t low = ((uint32_t)a + (uint32_t)b) & 0xFFFFu, high = (((uint32_t)a >> 16) + ((uint32_t)b >> 16)) & 0xFFFFu;
+    return (int32_t)(high << 16 | low);
+}
+
 /* Portable: R rows x C columns of taps, any R, C (the same sums as the asm blocks). */
 MCU_DSP_INLINE void group_block(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
                                 int32_t rows, int32_t columns, int32_t acc[4]) {
