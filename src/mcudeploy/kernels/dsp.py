@@ -39,6 +39,7 @@ from ..ir import Node
 from .catalogue import register
 from .overlap_blocked import conv_block_proof, conv_row_proof
 from .prepared import (
+    bias_values,
     int8_refusal,
     is_depthwise,
     params_or_refusal,
@@ -159,10 +160,24 @@ def fc_accepts(node: Node) -> str | None:
     return None
 
 
+def fc_function_suffix(node: Node) -> str:
+    """``_dsp_simple`` when every unit is "simple" (the test of ``mcu_dsp_all_simple``, done
+    here once: shift <= -1 and |bias| + K * 128 * 255 < 2^30), else ``_dsp_prechecked``;
+    both skip the C argument checks, which the code generator's own checks make redundant."""
+    params = prepared_params(node)
+    rows = weight_rows(node)
+    reach = rows.shape[1] * 128 * 255 if rows.shape[1] < 32768 else 2**31 - 1
+    bias = np.abs(bias_values(node, rows.shape[0]))
+    simple = reach < 2**30 and bool(np.all(np.asarray(params.output_shift) <= -1)) and bool(
+        np.all(bias < 2**30 - reach))
+    return "_dsp_simple" if simple else "_dsp_prechecked"
+
+
 DSP_FULLY_CONNECTED = register(KernelVariant(
     "dsp-fully-connected", ("Gemm",), "int8 fully connected, input read in place, 1 row x 4 units SMLAD "
     "(DSP extension)", rank=RANK, runs_on=has_dsp, core_requirement=DSP_CORES, accepts=fc_accepts,
-    overlap="none", function_suffix="_dsp", sources=("dsp/fully_connected_dsp.c",), headers=HEADERS,
+    overlap="none", function_suffix="_dsp_prechecked", function_suffix_of=fc_function_suffix,
+    sources=("dsp/fully_connected_dsp.c",), headers=HEADERS,
     prepare_constants=fc_constants))
 
 
