@@ -44,7 +44,8 @@ typedef struct {
     int32_t reach;           /* mcu_dsp_reach(kH * kW) */
     int32_t x_first, x_end;  /* the output columns whose window is inside the input */
     int32_t unrolled;        /* 3x3, dilation 1: the interior pixels through group_3x3 */
-    int32_t fast;            /* unrolled, every group simple: row_group_fast */
+    int32_t blocks;          /* unrolled, borders of one missing column: row_group_blocks */
+    int32_t all_simple;      /* every group simple: the stage without checks */
     int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
     uint32_t simple_limit;   /* |bias| below 2^30 - reach: never wide (0: none) */
 } depthwise_shape;
@@ -130,8 +131,6 @@ static int8_t requantize(const depthwise_shape *shape, int32_t acc, const mcu_ds
  * shift carries through exactly (|value + round| < 2^31 for right <= 22). */
 typedef struct {
     int32_t bias[4];
-    int32_t interior[4];                         /* bias + input_offset * sum of the 3x3 weights */
-    int32_t left[4], right_edge[4];              /* the same without column 0 / column 2 */
     simple_stage simple_part;                    /* the simple stage */
     mcu_dsp_scale scales[4];                     /* any channel */
     int32_t simple;
@@ -159,38 +158,21 @@ static void decode_group(const depthwise_shape *shape, int32_t first, group_stag
     }
 }
 
-/* The interior biases of a 3x3 group (`w`: its nine weight words): the input offset's share
- * of every tap, and of every tap but those of column 0 / column 2, summed once per row (mod
- * 2^32, as the accumulators). */
-static void interior_bias(const depthwise_shape *shape, const int8_t *w, group_stage *stage) {
-    int32_t even[3], odd[3];   /* per column j: (c, c+2) and (c+1, c+3) sums of its three taps */
-    for (int32_t j = 0; j < 3; ++j) {   /* |sum| <= 3 * 128 per half */
-        int32_t top = mcu_read32(w + 4 * j), middle = mcu_read32(w + 12 + 4 * j), bottom = mcu_read32(w + 24 + 4 * j);
-        even[j] = mcu_sxtab16(mcu_sxtab16(mcu_sxtb16(top), middle), bottom);
-        odd[j] = mcu_sxtab16_ror8(mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), middle), bottom);
-    }
-    int32_t offset = shape->quant->input_offset;
+/* out[0..3] of a group that is not simple: each channel by its own form (wide: TFLite's). */
+static void store_any(const depthwise_shape *shape, const group_stage *stage, const int32_t acc[4], int8_t *out) {
     for (int32_t r = 0; r < 4; ++r) {
-        const int32_t *pairs = (r & 1) ? odd : even;
-        int32_t first = r < 2 ? (int16_t)pairs[0] : pairs[0] >> 16, second = r < 2 ? (int16_t)pairs[1] : pairs[1] >> 16;
-        int32_t last = r < 2 ? (int16_t)pairs[2] : pairs[2] >> 16;
-        uint32_t middle = (uint32_t)stage->bias[r] + (uint32_t)(offset * second);
-        stage->left[r] = (int32_t)(middle + (uint32_t)(offset * last));
-        stage->right_edge[r] = (int32_t)(middle + (uint32_t)(offset * first));
-        stage->interior[r] = (int32_t)((uint32_t)stage->left[r] + (uint32_t)(offset * first));
+        out[r] = requantize(shape, acc[r], &stage->scales[r]);
     }
 }
 
 /* out[0..3] of four accumulators, any group. */
 MCU_DSP_INLINE void store_group(const depthwise_shape *shape, const group_stage *stage, const int32_t acc[4],
                                 int8_t *out) {
-    if (!stage->simple) {
-        for (int32_t r = 0; r < 4; ++r) {
-            out[r] = requantize(shape, acc[r], &stage->scales[r]);
-        }
-        return;
+    if (stage->simple) {
+        store_simple(&stage->simple_part, acc, out);
+    } else {
+        store_any(shape, stage, acc, out);
     }
-    store_simple(&stage->simple_part, acc, out);
 }
 
 /* Pixels x0..x1-1 of one output row, channels 4g..4g+3, every tap through the window loop. */
@@ -205,69 +187,17 @@ static void pixels_any(const depthwise_shape *shape, tap_window *window, const i
     }
 }
 
-/* Pixels x0..x1-1 whose 3x3 window (dilation 1) is entirely in bounds. */
-MCU_DSP_NOINLINE void pixels_3x3(const depthwise_shape *shape, const tap_window *window, const int8_t *in, const int8_t *w,
-                       int32_t group, const group_stage *stage, int32_t x0, int32_t x1, int8_t *out) {
-    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims), channels = shape->in_dims->c;
-    int32_t row_step = shape->in_dims->w * channels, step = shape->params->stride_w * channels;
-    const int8_t *x = in + window->row_index + (x0 * shape->params->stride_w - shape->params->pad_left) * channels
-                      + 4 * group;
-    out += x0 * pixel_stride + 4 * group;
-    if (!stage->simple) {
-        for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
-            int32_t acc[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
-            group_3x3(x, channels, row_step, w, acc);
-            store_group(shape, stage, acc, out);
-        }
-        return;
-    }
-    simple_stage simple = stage->simple_part;   /* into this frame: sp-relative loads */
-    int32_t interior[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
-    for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
-        int32_t acc[4] = {interior[0], interior[1], interior[2], interior[3]};
-        group_3x3(x, channels, row_step, w, acc);
-        store_simple(&simple, acc, out);
-    }
-}
-
-/* Border pixels x0..x1-1 of a row whose three 3x3 rows are in bounds: a missing first or
- * last column through group_3x2 (its bias without that column's offset share), the others
- * (an input narrower than the window) through the window loop. */
-MCU_DSP_NOINLINE void pixels_border(const depthwise_shape *shape, tap_window *window, const int8_t *in,
-                                    const int8_t *w, int32_t group, const group_stage *stage, int32_t x0,
-                                    int32_t x1, int8_t *out) {
-    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims), channels = shape->in_dims->c;
-    int32_t row_step = shape->in_dims->w * channels;
-    for (int32_t x = x0; x < x1; ++x) {
-        column_window(shape, x, window);
-        const int8_t *first = in + window->row_index + window->column_index + 4 * group;
-        int32_t acc[4];
-        if (window->j1 - window->j0 == 2 && (window->j0 == 1 || window->j1 == 2)) {
-            const int32_t *bias = window->j0 == 1 ? stage->left : stage->right_edge;
-            acc[0] = bias[0];
-            acc[1] = bias[1];
-            acc[2] = bias[2];
-            acc[3] = bias[3];
-            group_3x2(first + window->j0 * channels, channels, row_step, w + 4 * window->j0, acc);
-        } else {
-            acc[0] = stage->bias[0];
-            acc[1] = stage->bias[1];
-            acc[2] = stage->bias[2];
-            acc[3] = stage->bias[3];
-            group_taps(shape, window, in, window->row_index + window->column_index + 4 * group, w, acc);
-        }
-        store_group(shape, stage, acc, out + x * pixel_stride + 4 * group);
-    }
-}
-
-/* The 3x3 row path ("fast": 3x3, dilation 1, every group simple, at most one border pixel
- * on each side, each missing exactly one kernel column; checked once per call). Per output
- * row and group: the stage read straight from the arrays, the biases of the row's kernel
- * rows in range (all three columns; without column 0; without column 2) summed once, then
- * one call that runs the row's pixels through blocks of their taps in range
- * (mcu_dsp_depthwise.h): the left border pixel, the interior, the right border pixel. */
+/* The 3x3 row blocks ("blocks": 3x3, dilation 1, at most one border pixel on each side,
+ * each missing exactly one kernel column; checked once per call), for the output rows with
+ * two or three kernel rows in range. Per output row and group: the stage (read straight
+ * from the arrays when every group is simple, also checked once per call), the biases of
+ * the row's kernel rows in range (all three columns; without column 0; without column 2)
+ * summed once, then one call that runs the row's pixels through blocks of their taps in
+ * range (mcu_dsp_depthwise.h): the left border pixel, the interior, the right border pixel. */
 typedef struct {
     simple_stage stage;
+    const depthwise_shape *shape;
+    const group_stage *any;               /* a group that is not simple: its scales */
     int32_t full[4], left[4], right[4];   /* the accumulators' start per column class */
     int32_t column_step, row_step;        /* C, W * C: between taps */
     int32_t x_step, out_step;             /* stride_w * C, the output pixel stride */
@@ -275,49 +205,78 @@ typedef struct {
     int32_t interior_start, right_start;  /* byte offsets from input column 0 */
 } row_run;
 
+/* out[0..3] of one pixel of the run: the asm stage (simple) or each channel's own form. */
+MCU_DSP_INLINE void store_pixel(const row_run *run, const int32_t acc[4], int8_t *out, int32_t simple) {
+    if (simple) {
+        store_simple(&run->stage, acc, out);
+    } else {
+        store_any(run->shape, run->any, acc, out);
+    }
+}
+
 /* One row of pixels through blocks of `rows` kernel rows (`x`: the input at kernel row i0,
  * column 0 of the input; `w`: the group's weights at row i0; `out`: the row's first pixel). */
-MCU_DSP_INLINE void run_row(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out, int32_t rows) {
+MCU_DSP_INLINE void run_row(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out, int32_t rows,
+                            int32_t simple) {
     int32_t column_step = run->column_step, row_step = run->row_step, out_step = run->out_step;
     if (run->left_pixel) {
         int32_t acc[4] = {run->left[0], run->left[1], run->left[2], run->left[3]};
-        (rows == 3 ? group_3x2 : group_2x2)(x, column_step, row_step, w + 4, acc);
-        store_simple(&run->stage, acc, out);
+        if (rows == 3) {
+            group_3x2(x, column_step, row_step, w + 4, acc);
+        } else {
+            group_2x2(x, column_step, row_step, w + 4, acc);
+        }
+        store_pixel(run, acc, out, simple);
         out += out_step;
     }
     const int8_t *pixel = x + run->interior_start;
     for (int32_t count = run->interior; count > 0; --count, pixel += run->x_step, out += out_step) {
         int32_t acc[4] = {run->full[0], run->full[1], run->full[2], run->full[3]};
-        (rows == 3 ? group_3x3 : group_2x3)(pixel, column_step, row_step, w, acc);
-        store_simple(&run->stage, acc, out);
+        if (rows == 3) {
+            group_3x3(pixel, column_step, row_step, w, acc);
+        } else {
+            group_2x3(pixel, column_step, row_step, w, acc);
+        }
+        store_pixel(run, acc, out, simple);
     }
     if (run->right_pixel) {
         int32_t acc[4] = {run->right[0], run->right[1], run->right[2], run->right[3]};
-        (rows == 3 ? group_3x2 : group_2x2)(x + run->right_start, column_step, row_step, w, acc);
-        store_simple(&run->stage, acc, out);
+        if (rows == 3) {
+            group_3x2(x + run->right_start, column_step, row_step, w, acc);
+        } else {
+            group_2x2(x + run->right_start, column_step, row_step, w, acc);
+        }
+        store_pixel(run, acc, out, simple);
     }
 }
 
 MCU_DSP_NOINLINE void run_row3(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out) {
-    run_row(x, w, run, out, 3);
+    run_row(x, w, run, out, 3, 1);
 }
 
 MCU_DSP_NOINLINE void run_row2(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out) {
-    run_row(x, w, run, out, 2);
+    run_row(x, w, run, out, 2, 1);
 }
 
-/* Whether every group is simple (decode_group's test) and the borders are those run_row runs. */
-static int32_t fast_layer(depthwise_shape *shape, int32_t channels) {
-    const mcu_channel_quant *quant = shape->quant;
+/* A group that is not simple (a wide channel, a left shift): rarely, one function for both. */
+MCU_DSP_NOINLINE void run_row_any(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out, int32_t rows) {
+    run_row(x, w, run, out, rows, 0);
+}
+
+/* Whether the borders are those run_row runs (3x3, dilation 1). */
+static int32_t blocks_layer(const depthwise_shape *shape) {
     int32_t width = shape->out_dims->w;
     tap_window first, last;
     column_window(shape, 0, &first);
     column_window(shape, width - 1, &last);
-    if (!shape->unrolled || shape->x_first > 1 || width - shape->x_end > 1
-        || (shape->x_first == 1 && (first.j0 != 1 || first.j1 != 3))
-        || (shape->x_end < width && (last.j0 != 0 || last.j1 != 2))) {
-        return 0;
-    }
+    return shape->unrolled && shape->x_first <= 1 && width - shape->x_end <= 1
+           && (shape->x_first == 0 || (first.j0 == 1 && first.j1 == 3))
+           && (shape->x_end == width || (last.j0 == 0 && last.j1 == 2));
+}
+
+/* Whether every group is simple (decode_group's test, once per call). */
+static int32_t all_simple(const depthwise_shape *shape, int32_t channels) {
+    const mcu_channel_quant *quant = shape->quant;
     for (int32_t c = 0; c < channels; ++c) {
         int32_t bias = shape->bias != NULL ? shape->bias[c] : 0, right = -quant->shift[c];
         uint32_t magnitude = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
@@ -390,6 +349,8 @@ MCU_DSP_INLINE void row_biases(const depthwise_shape *shape, const int8_t *w, in
 /* The parts of a row_run every row and group shares. */
 static void fast_run(const depthwise_shape *shape, row_run *run) {
     int32_t channels = shape->in_dims->c, stride = shape->params->stride_w, pad = shape->params->pad_left;
+    run->shape = shape;
+    run->any = NULL;
     run->column_step = channels;
     run->row_step = shape->in_dims->w * channels;
     run->x_step = stride * channels;
@@ -401,41 +362,53 @@ static void fast_run(const depthwise_shape *shape, row_run *run) {
     run->right_start = ((shape->out_dims->w - 1) * stride - pad) * channels;
 }
 
-/* Channels 4g..4g+3 of one output row whose window has two or three kernel rows in range. */
-static void row_group_fast(const depthwise_shape *shape, const tap_window *window, const int8_t *in,
-                           const int8_t *w, int32_t group, row_run *run, int8_t *out) {
-    int32_t rows = window->i1 - window->i0;
-    const int8_t *weights = w + 12 * window->i0;
-    fast_stage(shape, 4 * group, &run->stage);
+/* The row biases of a group from the weights of its `rows` kernel rows from row i0. */
+MCU_DSP_INLINE void group_biases(const depthwise_shape *shape, const int8_t *weights, int32_t rows, int32_t group,
+                                 row_run *run) {
     if (rows == 3) {
         row_biases(shape, weights, 3, 4 * group, run);
     } else {
         row_biases(shape, weights, 2, 4 * group, run);
     }
+}
+
+/* A group of a layer with some group not simple: its stage decoded with the checks. */
+MCU_DSP_NOINLINE void row_group_checked(const depthwise_shape *shape, const int8_t *x, const int8_t *weights,
+                                        int32_t rows, int32_t group, row_run *run, int8_t *out) {
+    group_stage stage;
+    decode_group(shape, 4 * group, &stage);
+    run->stage = stage.simple_part;
+    run->any = &stage;
+    group_biases(shape, weights, rows, group, run);
+    if (stage.simple) {
+        (rows == 3 ? run_row3 : run_row2)(x, weights, run, out);
+    } else {
+        run_row_any(x, weights, run, out, rows);
+    }
+}
+
+/* Channels 4g..4g+3 of one output row whose window has two or three kernel rows in range. */
+MCU_DSP_INLINE void row_group_blocks(const depthwise_shape *shape, const tap_window *window, const int8_t *in,
+                                     const int8_t *w, int32_t group, row_run *run, int8_t *out) {
+    int32_t rows = window->i1 - window->i0;
+    const int8_t *weights = w + 12 * window->i0;
     const int8_t *x = in + (window->row_index + window->i0 * run->row_step + 4 * group);   /* input column 0 */
+    if (!shape->all_simple) {
+        row_group_checked(shape, x, weights, rows, group, run, out + 4 * group);
+        return;
+    }
+    fast_stage(shape, 4 * group, &run->stage);
+    group_biases(shape, weights, rows, group, run);
     (rows == 3 ? run_row3 : run_row2)(x, weights, run, out + 4 * group);
 }
 
-/* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel): the
- * interior columns x_first..x_end-1 of a 3x3 window with all three rows in bounds unrolled,
- * the others through the window loop. */
+/* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel), every
+ * tap through the window loop. */
 static void row_group(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
                       int32_t group, int8_t *out) {
     group_stage stage;
     decode_group(shape, 4 * group, &stage);
-    int32_t width = shape->out_dims->w;
-    if (!shape->unrolled || window->i0 != 0 || window->i1 != 3) {
-        pixels_any(shape, window, in, w, group, &stage, 0, width, out);
-        return;
-    }
-    interior_bias(shape, w, &stage);
-    if (shape->x_first > 0) {
-        pixels_border(shape, window, in, w, group, &stage, 0, shape->x_first, out);
-    }
-    pixels_3x3(shape, window, in, w, group, &stage, shape->x_first, shape->x_end, out);
-    if (shape->x_end < width) {
-        pixels_border(shape, window, in, w, group, &stage, shape->x_end, width, out);
-    }
+    pixels_any(shape, window, in, w, group, &stage, 0, shape->out_dims->w, out);
 }
 
 /* One tail channel of every pixel of one output row. */
@@ -476,14 +449,15 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
     }
     int32_t taps = w_dims->h * w_dims->w, channels = in_dims->c, groups = channels / 4;
     depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, 0, mcu_dsp_reach(taps), 0, 0, 0,
-                             0, 0, 0, 0u};
+                             0, 0, 0, 0, 0u};
     shape.offset_pair = mcu_dsp_pair(quant->input_offset);
     shape.unrolled = w_dims->h == 3 && w_dims->w == 3 && params->dilation_h == 1 && params->dilation_w == 1;
     shape.low_bytes = byte_pattern(params->activation.min);
     shape.high_bytes = byte_pattern(params->activation.max);
     interior_columns(&shape);
     shape.simple_limit = shape.reach < (1 << 30) ? (uint32_t)((1 << 30) - shape.reach) : 0u;
-    shape.fast = fast_layer(&shape, 4 * groups);
+    shape.blocks = blocks_layer(&shape);
+    shape.all_simple = shape.blocks && all_simple(&shape, 4 * groups);
     row_run run;
     fast_run(&shape, &run);
     for (int32_t n = 0; n < out_dims->n; ++n) {
@@ -491,8 +465,8 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
             tap_window window;
             row_window(&shape, n, y, &window);
             for (int32_t g = 0; g < groups; ++g) {
-                if (shape.fast && window.i1 - window.i0 >= 2) {
-                    row_group_fast(&shape, &window, in, w + 4 * g * taps, g, &run, out);
+                if (shape.blocks && window.i1 - window.i0 >= 2) {
+                    row_group_blocks(&shape, &window, in, w + 4 * g * taps, g, &run, out);
                 } else {
                     row_group(&shape, &window, in, w + 4 * g * taps, g, out);
                 }
