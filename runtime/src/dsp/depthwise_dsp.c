@@ -15,18 +15,28 @@
  * four bytes each; the C % 4 tail channels last, tap-major). Remaining C % 4 channels run
  * one at a time.
  *
- * 3x3, dilation 1 (group_3x3 / group_3x2, inline asm): a pixel whose window is inside the
- * input, or misses only its first or last column, with all three rows inside, reads its
- * taps without the offset (SXTB16 only) from an accumulator started at
+ * 3x3, dilation 1, with at most one border pixel on each side missing one kernel column
+ * ("row blocks", checked once per call; the other layers, and the output rows with fewer than
+ * two kernel rows in range, take the window loop): per output row and group the kernel rows
+ * in range i0..i1-1 (two or three) and the biases of the row's three column classes,
  *
- *   bias[c] + input_offset * sum_{present taps} W[c, i, j]        (per row and group)
+ *   bias[c] + input_offset * sum_{i0 <= i < i1, j in range} W[c, i, j]   (all three columns;
+ *                                                  without column 0; without column 2)
+ *
+ * summed once (SXTAB16 column sums, SADD16, SMLABB / SMLATB); then one call runs the row:
+ * the left border pixel, the interior pixels, the right border pixel, each through the
+ * block of its taps in range (group_RxC of mcu_dsp_depthwise.h, R, C = 2 or 3, inline asm,
+ * the taps read without the offset: SXTB16 only), no per-tap bound checks.
  *
  * Output stage of a "simple" group (every channel not wide, shift -1..-22): the output
  * offset folded into the rounding term (round + output_offset * 2^right), SSAT to int8, the
- * four bytes packed (PKHBT, UXTB16) and clamped bytewise (SSUB8 + SEL), one word store.
+ * four bytes packed (PKHBT, UXTB16) and clamped bytewise (SSUB8 + SEL), one word store
+ * (store_simple, asm). When every group is simple (checked once per call) the row's stage
+ * is read from the arrays without the checks; a group that is not simple takes each
+ * channel's own form (store_any, run_row_any).
  *
  * Loop order: output rows; within a row, groups of four channels (their scales decoded
- * once per row); within a group, the row's pixels. Access order (for the overlap proof):
+ * and row biases summed once per row); within a group, the row's pixels. Access order (for the overlap proof):
  * a row's stores are interleaved with its own reads but precede every read of the next
  * rows: units of one output row, reads not first (kernels/overlap_blocked.py).
  */

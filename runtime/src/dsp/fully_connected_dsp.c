@@ -11,10 +11,16 @@
  * shared by the four units; two LDRD of weights, 8 SXTB16, 8 SMLAD: 23 instructions for 16
  * MACs (hand-scheduled loop). The last N mod 4 units: a pair (1 x 2 units, 4 SMLAD per four
  * k: 13 instructions for 8 MACs, two steps per turn) and an odd unit (10 for 4),
- * hand-scheduled loops too. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
- * checked once per call) the blocks of four run straight-line SMMULR requantization
- * (simple_quads), else each unit decides its form. No scratch (a q15 copy of the
- * row would cost 2 * K bytes of RAM and save nothing on the weights' unpacking).
+ * hand-scheduled loops too. Requantization (store_units, one helper for both forms): when
+ * every unit is "simple" (mcu_dsp_all_simple) the short SMMULR form without per-unit tests,
+ * else each unit decides its form. No scratch (a q15 copy of the row would cost 2 * K bytes
+ * of RAM and save nothing on the weights' unpacking).
+ *
+ * Entry points: mcu_fully_connected_s8_dsp checks its arguments (MCU_ERR_ARG), then runs
+ * _prechecked, which tests "every unit simple" once per call; _simple takes that as given.
+ * mcudeploy's generated code calls _simple or _prechecked, as the code generator decided
+ * from the same tests (kernels/dsp.py: fc_function_suffix): a 16 x 2 layer would otherwise
+ * spend about half its instructions on checks.
  * Per-tensor weights with a non-zero zero point (weights_offset != 0) are refused
  * (MCU_ERR_ARG): mcudeploy keeps those on the reference kernel.
  *

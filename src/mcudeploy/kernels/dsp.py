@@ -10,13 +10,16 @@ Variant: technique; scratch; overlap rule (how the planner may share bytes with 
   rounding term, SSAT); scratch 4*Kp bytes (+Kp when C % 4 != 0); blocks of 2 pixels that
   read their fields first (:func:`.overlap_blocked.conv_block_proof`).
 * ``dsp-depthwise``: 4 channels per word, SXTAB16 + SMLABB / SMLATT, by output rows (scales
-  decoded once per row and group); 3x3 with dilation 1: the pixels whose window is inside
-  and those missing one border column unrolled in asm, the input offset folded into a
-  per-row bias (bias + input_offset * the sum of the present taps' weights); a "simple"
-  output stage (the output offset folded into the rounding term, one word store, bytewise
-  clamp); no scratch; units of one output row, reads not first.
+  decoded once per row and group); 3x3 with dilation 1 and borders of one missing column:
+  each output row (two or three kernel rows in range) through blocks of its taps in range in
+  asm (left border pixel, interior, right border pixel: no per-tap bound checks), the input
+  offset folded into per-row biases (bias + input_offset * the sum of the taps' weights, per
+  column class); a "simple" output stage in asm (the output offset folded into the rounding
+  term, one word store, bytewise clamp); no scratch; units of one output row, reads not first.
 * ``dsp-fully-connected``: the input row read in place, 1 row x 4 units (the input word
-  widened once for four weight rows), SMLAD; no scratch; no overlap.
+  widened once for four weight rows), SMLAD; no scratch; no overlap. The C argument checks
+  and the "every unit simple" test are made here, at generation time: the call goes to
+  ``mcu_fully_connected_s8_dsp_simple`` or ``_prechecked`` (:func:`fc_function_suffix`).
 * ``dsp-elementwise``: Add / Mul without broadcasting, 4 elements per word, SMMULR; no
   scratch; the reference proof (element i written after element i is read).
 * ``dsp-pool``: average (SXTAB16 sums) and max (SSUB8 + SEL) over 4 channels per word; no
