@@ -63,3 +63,21 @@ def test_every_block_remainder_under_qemu():
     wrong, deployment = mismatches(graph, feeds, "stm32h743", "qemu-m4")
     assert not wrong, wrong
     assert deployment.kernels.counts()["dsp-fully-connected"] == len(fc_cases())
+
+
+def test_entry_point_chosen_at_generation_time():
+    """Every unit simple: the generated call is mcu_fully_connected_s8_dsp_simple (no checks in
+    C); a huge bias (a wide unit) or a left shift: _dsp_prechecked, which decides per unit."""
+    from mcudeploy.codegen import ProjectOptions, generate_files
+    from mcudeploy.driver import deploy
+    from mcudeploy.kernels.dsp import fc_function_suffix
+    from mcudeploy.options import DeploymentOptions
+    cases = [{"op": "Gemm", "shape": (1, 16), "out": 2},
+             {"op": "Gemm", "shape": (1, 16), "out": 3, "wide_bias": True}]
+    graph, _ = case_graph(cases, 3)
+    assert [fc_function_suffix(node) for node in graph.nodes] == ["_dsp_simple", "_dsp_prechecked"]
+    deployment = deploy(graph, DeploymentOptions(target="stm32h743", kernels="fastest"))
+    network = next(text for name, text in generate_files(deployment, ProjectOptions()).items()
+                   if str(name).endswith("network.c"))
+    assert network.count("mcu_fully_connected_s8_dsp_simple(") == 1
+    assert network.count("mcu_fully_connected_s8_dsp_prechecked(") == 1

@@ -61,3 +61,45 @@ def test_depthwise_under_qemu_m4(seed):
     wrong, deployment = mismatches(graph, feeds, "stm32h743", "qemu-m4")
     assert not wrong, wrong
     assert deployment.kernels.counts()["dsp-depthwise"] == len(cases)
+
+
+def block_cases(seed: int, count: int = 14) -> list[dict]:
+    """Random 3x3 (dilation 1) shapes for the row blocks: maps of 1..9 rows / columns (2x2,
+    3x3: every pixel a border pixel; 1 wide: the window loop), pads 0..2 on each side (pad 2:
+    the layers the blocks refuse), stride 1 / 2, C % 4 != 0, some layers with a wide channel
+    (a group that is not simple: run_row_any), zero points at the extremes."""
+    rng = np.random.default_rng(seed)
+    extremes = [None, "low", "high"]
+    cases = []
+    for index in range(count):
+        height, width = int(rng.integers(1, 10)), int(rng.integers(1, 10))
+        pads = tuple(int(p) for p in rng.choice([0, 1, 1, 1, 2], 4))
+        strides = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        height, width = max(height, 3 - pads[0] - pads[2]), max(width, 3 - pads[1] - pads[3])
+        channels = int(rng.choice([4, 5, 8, 12, 17, 32]))
+        cases.append({"op": "Conv", "shape": (1, height, width, channels), "kernel": (3, 3), "strides": strides,
+                      "pads": pads, "dilations": (1, 1), "group": channels, "out": channels,
+                      "per_channel": bool(rng.random() < 0.7), "wide_bias": bool(rng.random() < 0.25),
+                      "bias": bool(rng.random() < 0.9), "zero_point": extremes[index % 3],
+                      "out_zero_point": extremes[int(rng.integers(0, 3))]})
+    return cases
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_row_blocks_random_shapes_on_the_host(seed):
+    cases = block_cases(seed)
+    graph, feeds = case_graph(cases, seed)
+    wrong, deployment = mismatches(graph, feeds, "stm32h743", "host")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["dsp-depthwise"] == len(cases)
+
+
+@pytest.mark.slow
+@needs_toolchain
+@pytest.mark.parametrize("seed", [11, 13])
+def test_row_blocks_random_shapes_under_qemu_m4(seed):
+    cases = block_cases(seed)
+    graph, feeds = case_graph(cases, seed)
+    wrong, deployment = mismatches(graph, feeds, "stm32h743", "qemu-m4")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["dsp-depthwise"] == len(cases)

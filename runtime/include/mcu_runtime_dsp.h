@@ -60,6 +60,18 @@ mcu_status mcu_fully_connected_s8_dsp(const mcu_context *ctx, const mcu_fc_param
                                       const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                                       const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
                                       const mcu_dims *out_dims, int8_t *out);
+/* The same with the checks done by the caller (mcudeploy's code generator, at generation
+ * time), so that a tiny layer does not pay ~100 instructions of checks per call: _prechecked
+ * never checks the arguments (MCU_ERR_ARG never); _simple also takes every unit as "simple"
+ * (shift <= -1 and |bias| + K * 128 * 255 < 2^30, mcu_dsp_internal.h) without looking. */
+mcu_status mcu_fully_connected_s8_dsp_prechecked(const mcu_context *ctx, const mcu_fc_params *params,
+                                                 const mcu_fc_quant *quant, const mcu_dims *in_dims,
+                                                 const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
+                                                 const int32_t *bias, const mcu_dims *out_dims, int8_t *out);
+mcu_status mcu_fully_connected_s8_dsp_simple(const mcu_context *ctx, const mcu_fc_params *params,
+                                             const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
+                                             const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
+                                             const mcu_dims *out_dims, int8_t *out);
 
 /* Add / Mul of two tensors of the output's shape (no broadcasting); Add needs left_shift
  * <= 21, Mul output_shift <= 13 (TFLite's int8 values: 20 and <= 0). Out may be in1 or in2. */

@@ -15,21 +15,32 @@
  * four bytes each; the C % 4 tail channels last, tap-major). Remaining C % 4 channels run
  * one at a time.
  *
- * 3x3, dilation 1 (group_3x3 / group_3x2, inline asm): a pixel whose window is inside the
- * input, or misses only its first or last column, with all three rows inside, reads its
- * taps without the offset (SXTB16 only) from an accumulator started at
+ * 3x3, dilation 1, with at most one border pixel on each side missing one kernel column
+ * ("row blocks", checked once per call; the other layers, and the output rows with fewer than
+ * two kernel rows in range, take the window loop): per output row and group the kernel rows
+ * in range i0..i1-1 (two or three) and the biases of the row's three column classes,
  *
- *   bias[c] + input_offset * sum_{present taps} W[c, i, j]        (per row and group)
+ *   bias[c] + input_offset * sum_{i0 <= i < i1, j in range} W[c, i, j]   (all three columns;
+ *                                                  without column 0; without column 2)
+ *
+ * summed once (SXTAB16 column sums, SADD16, SMLABB / SMLATB); then one call runs the row:
+ * the left border pixel, the interior pixels, the right border pixel, each through the
+ * block of its taps in range (group_RxC of mcu_dsp_depthwise.h, R, C = 2 or 3, inline asm,
+ * the taps read without the offset: SXTB16 only), no per-tap bound checks.
  *
  * Output stage of a "simple" group (every channel not wide, shift -1..-22): the output
  * offset folded into the rounding term (round + output_offset * 2^right), SSAT to int8, the
- * four bytes packed (PKHBT, UXTB16) and clamped bytewise (SSUB8 + SEL), one word store.
+ * four bytes packed (PKHBT, UXTB16) and clamped bytewise (SSUB8 + SEL), one word store
+ * (store_simple, asm). When every group is simple (checked once per call) the row's stage
+ * is read from the arrays without the checks; a group that is not simple takes each
+ * channel's own form (store_any, run_row_any).
  *
  * Loop order: output rows; within a row, groups of four channels (their scales decoded
- * once per row); within a group, the row's pixels. Access order (for the overlap proof):
+ * and row biases summed once per row); within a group, the row's pixels. Access order (for the overlap proof):
  * a row's stores are interleaved with its own reads but precede every read of the next
  * rows: units of one output row, reads not first (kernels/overlap_blocked.py).
  */
+#include "mcu_dsp_depthwise.h"
 #include "mcu_dsp_internal.h"
 #include "mcu_variants.h"
 #include "mcu_runtime_dsp.h"
@@ -43,6 +54,8 @@ typedef struct {
     int32_t reach;           /* mcu_dsp_reach(kH * kW) */
     int32_t x_first, x_end;  /* the output columns whose window is inside the input */
     int32_t unrolled;        /* 3x3, dilation 1: the interior pixels through group_3x3 */
+    int32_t blocks;          /* unrolled, borders of one missing column: row_group_blocks */
+    int32_t all_simple;      /* every group simple: the stage without checks */
     int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
     uint32_t simple_limit;   /* |bias| below 2^30 - reach: never wide (0: none) */
 } depthwise_shape;
@@ -96,85 +109,6 @@ static void group_taps(const depthwise_shape *shape, const tap_window *window, c
     acc[3] = a3;
 }
 
-/* All nine taps of a 3x3 window (dilation 1) inside the input, channels c..c+3, without the
- * input offset (the interior bias carries input_offset * sum of the weights): `x` = tap (0, 0)
- * of channel c, `w` = the group's nine weight words; 10 instructions per tap. */
-#if MCU_DSP_NATIVE
-#define MCU_DW_TAP(load_x, weight_offset)                  \
-    "ldr %[in], " load_x "\n\t"                            \
-    "ldr %[wt], [%[w], #" weight_offset "]\n\t"           \
-    "sxtb16 %[x02], %[in]\n\t"                             \
-    "sxtb16 %[in], %[in], ror #8\n\t"                      \
-    "sxtb16 %[w02], %[wt]\n\t"                             \
-    "sxtb16 %[wt], %[wt], ror #8\n\t"                      \
-    "smlabb %[a0], %[x02], %[w02], %[a0]\n\t"              \
-    "smlatt %[a2], %[x02], %[w02], %[a2]\n\t"              \
-    "smlabb %[a1], %[in], %[wt], %[a1]\n\t"                \
-    "smlatt %[a3], %[in], %[wt], %[a3]\n\t"
-#define MCU_DW_ROW(w0, w1, w2) \
-    MCU_DW_TAP("[%[x]]", w0) MCU_DW_TAP("[%[x], %[cs]]", w1) MCU_DW_TAP("[%[x], %[cs], lsl #1]", w2)
-#define MCU_DW_ROW2(w0, w1) MCU_DW_TAP("[%[x]]", w0) MCU_DW_TAP("[%[x], %[cs]]", w1)
-
-MCU_DSP_INLINE void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], in, wt, x02, w02;
-    __asm__(MCU_DW_ROW("0", "4", "8") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW("12", "16", "20") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW("24", "28", "32")
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [in] "=&r"(in),
-              [wt] "=&r"(wt), [x02] "=&r"(x02), [w02] "=&r"(w02)
-            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w)
-            : "memory");
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
-}
-
-/* Two adjacent columns of the three rows (a border pixel missing its first or last column):
- * `x`, `w` = the first present column's tap and weight word. */
-MCU_DSP_INLINE void group_3x2(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], in, wt, x02, w02;
-    __asm__(MCU_DW_ROW2("0", "4") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW2("12", "16") "add %[x], %[x], %[rs]\n\t"
-            MCU_DW_ROW2("24", "28")
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [in] "=&r"(in),
-              [wt] "=&r"(wt), [x02] "=&r"(x02), [w02] "=&r"(w02)
-            : [cs] "r"(column_step), [rs] "r"(row_step), [w] "r"(w)
-            : "memory");
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
-}
-#else
-MCU_DSP_INLINE void group_3x3(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    for (int32_t tap = 0; tap < 9; ++tap, w += 4) {
-        int32_t in = mcu_read32(x + (tap / 3) * row_step + (tap % 3) * column_step), weights = mcu_read32(w);
-        int32_t x02 = mcu_sxtb16(in), x13 = mcu_sxtb16_ror8(in);
-        acc[0] = mcu_smlabb(x02, mcu_sxtb16(weights), acc[0]);
-        acc[2] = mcu_smlatt(x02, mcu_sxtb16(weights), acc[2]);
-        acc[1] = mcu_smlabb(x13, mcu_sxtb16_ror8(weights), acc[1]);
-        acc[3] = mcu_smlatt(x13, mcu_sxtb16_ror8(weights), acc[3]);
-    }
-}
-
-MCU_DSP_INLINE void group_3x2(const int8_t *x, int32_t column_step, int32_t row_step, const int8_t *w,
-                              int32_t acc[4]) {
-    for (int32_t tap = 0; tap < 6; ++tap) {
-        int32_t in = mcu_read32(x + (tap / 2) * row_step + (tap % 2) * column_step);
-        int32_t weights = mcu_read32(w + 12 * (tap / 2) + 4 * (tap % 2));
-        int32_t x02 = mcu_sxtb16(in), x13 = mcu_sxtb16_ror8(in);
-        acc[0] = mcu_smlabb(x02, mcu_sxtb16(weights), acc[0]);
-        acc[2] = mcu_smlatt(x02, mcu_sxtb16(weights), acc[2]);
-        acc[1] = mcu_smlabb(x13, mcu_sxtb16_ror8(weights), acc[1]);
-        acc[3] = mcu_smlatt(x13, mcu_sxtb16_ror8(weights), acc[3]);
-    }
-}
-#endif
-
 /* One channel (the C % 4 tail): `w` = its kH*kW bytes, `stride` bytes apart. */
 static int32_t channel_taps(const depthwise_shape *shape, const tap_window *window, const int8_t *in,
                             int32_t first, const int8_t *w, int32_t stride, int32_t acc) {
@@ -201,21 +135,12 @@ static int8_t requantize(const depthwise_shape *shape, int32_t acc, const mcu_ds
     return mcu_dsp_output_any(acc, scale, shape->quant->output_offset, activation->min, activation->max);
 }
 
-/* The simple output stage of a group, copied into the pixel loops' own frame (sp-relative
- * loads, no pointer kept across the asm blocks). */
-typedef struct {
-    int32_t multiplier[4], round[4], right[4];
-    int32_t low_bytes, high_bytes;   /* the activation bounds, four bytes each */
-} simple_stage;
-
 /* The output stage of one group of four channels, decoded once per output row. "Simple"
  * (every channel: not wide, left shift 0, right shift 1..22): the output offset folded into
  * the rounding term, round = 2^(right-1) + output_offset * 2^right, which the floor of the
  * shift carries through exactly (|value + round| < 2^31 for right <= 22). */
 typedef struct {
     int32_t bias[4];
-    int32_t interior[4];                         /* bias + input_offset * sum of the 3x3 weights */
-    int32_t left[4], right_edge[4];              /* the same without column 0 / column 2 */
     simple_stage simple_part;                    /* the simple stage */
     mcu_dsp_scale scales[4];                     /* any channel */
     int32_t simple;
@@ -243,56 +168,21 @@ static void decode_group(const depthwise_shape *shape, int32_t first, group_stag
     }
 }
 
-/* The interior biases of a 3x3 group (`w`: its nine weight words): the input offset's share
- * of every tap, and of every tap but those of column 0 / column 2, summed once per row (mod
- * 2^32, as the accumulators). */
-static void interior_bias(const depthwise_shape *shape, const int8_t *w, group_stage *stage) {
-    int32_t even[3], odd[3];   /* per column j: (c, c+2) and (c+1, c+3) sums of its three taps */
-    for (int32_t j = 0; j < 3; ++j) {   /* |sum| <= 3 * 128 per half */
-        int32_t top = mcu_read32(w + 4 * j), middle = mcu_read32(w + 12 + 4 * j), bottom = mcu_read32(w + 24 + 4 * j);
-        even[j] = mcu_sxtab16(mcu_sxtab16(mcu_sxtb16(top), middle), bottom);
-        odd[j] = mcu_sxtab16_ror8(mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), middle), bottom);
-    }
-    int32_t offset = shape->quant->input_offset;
+/* out[0..3] of a group that is not simple: each channel by its own form (wide: TFLite's). */
+static void store_any(const depthwise_shape *shape, const group_stage *stage, const int32_t acc[4], int8_t *out) {
     for (int32_t r = 0; r < 4; ++r) {
-        const int32_t *pairs = (r & 1) ? odd : even;
-        int32_t first = r < 2 ? (int16_t)pairs[0] : pairs[0] >> 16, second = r < 2 ? (int16_t)pairs[1] : pairs[1] >> 16;
-        int32_t last = r < 2 ? (int16_t)pairs[2] : pairs[2] >> 16;
-        uint32_t middle = (uint32_t)stage->bias[r] + (uint32_t)(offset * second);
-        stage->left[r] = (int32_t)(middle + (uint32_t)(offset * last));
-        stage->right_edge[r] = (int32_t)(middle + (uint32_t)(offset * first));
-        stage->interior[r] = (int32_t)((uint32_t)stage->left[r] + (uint32_t)(offset * first));
+        out[r] = requantize(shape, acc[r], &stage->scales[r]);
     }
-}
-
-/* floor((smmulr(2 acc, m) + round - [negative]) / 2^right): mbqm + the output offset. */
-MCU_DSP_INLINE int32_t simple_value(int32_t acc, int32_t multiplier, int32_t round, int32_t right) {
-    int32_t value = mcu_smmulr((int32_t)((uint32_t)acc << 1), multiplier);
-    return (value + round + (value >> 31)) >> right;
-}
-
-/* out[0..3] of a simple group: each value saturated to int8 (SSAT), the four bytes packed
- * into one word (PKHBT, UXTB16) and clamped to the activation bytewise (SSUB8 + SEL, a no-op
- * for -128 / 127): clamp(ssat8(v), low, high) = clamp(v, low, high), -128 <= low <= high <= 127. */
-MCU_DSP_INLINE void store_simple(const simple_stage *stage, const int32_t acc[4], int8_t *out) {
-    int32_t v0 = mcu_ssat8(simple_value(acc[0], stage->multiplier[0], stage->round[0], stage->right[0]));
-    int32_t v1 = mcu_ssat8(simple_value(acc[1], stage->multiplier[1], stage->round[1], stage->right[1]));
-    int32_t v2 = mcu_ssat8(simple_value(acc[2], stage->multiplier[2], stage->round[2], stage->right[2]));
-    int32_t v3 = mcu_ssat8(simple_value(acc[3], stage->multiplier[3], stage->round[3], stage->right[3]));
-    int32_t word = mcu_uxtb16(mcu_pkhbt(v0, v2)) | (int32_t)((uint32_t)mcu_uxtb16(mcu_pkhbt(v1, v3)) << 8);
-    mcu_write32(out, mcu_min8(mcu_max8(word, stage->low_bytes), stage->high_bytes));
 }
 
 /* out[0..3] of four accumulators, any group. */
 MCU_DSP_INLINE void store_group(const depthwise_shape *shape, const group_stage *stage, const int32_t acc[4],
                                 int8_t *out) {
-    if (!stage->simple) {
-        for (int32_t r = 0; r < 4; ++r) {
-            out[r] = requantize(shape, acc[r], &stage->scales[r]);
-        }
-        return;
+    if (stage->simple) {
+        store_simple(&stage->simple_part, acc, out);
+    } else {
+        store_any(shape, stage, acc, out);
     }
-    store_simple(&stage->simple_part, acc, out);
 }
 
 /* Pixels x0..x1-1 of one output row, channels 4g..4g+3, every tap through the window loop. */
@@ -307,81 +197,228 @@ static void pixels_any(const depthwise_shape *shape, tap_window *window, const i
     }
 }
 
-/* Pixels x0..x1-1 whose 3x3 window (dilation 1) is entirely in bounds. */
-MCU_DSP_NOINLINE void pixels_3x3(const depthwise_shape *shape, const tap_window *window, const int8_t *in, const int8_t *w,
-                       int32_t group, const group_stage *stage, int32_t x0, int32_t x1, int8_t *out) {
-    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims), channels = shape->in_dims->c;
-    int32_t row_step = shape->in_dims->w * channels, step = shape->params->stride_w * channels;
-    const int8_t *x = in + window->row_index + (x0 * shape->params->stride_w - shape->params->pad_left) * channels
-                      + 4 * group;
-    out += x0 * pixel_stride + 4 * group;
-    if (!stage->simple) {
-        for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
-            int32_t acc[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
-            group_3x3(x, channels, row_step, w, acc);
-            store_group(shape, stage, acc, out);
+/* The 3x3 row blocks ("blocks": 3x3, dilation 1, at most one border pixel on each side,
+ * each missing exactly one kernel column; checked once per call), for the output rows with
+ * two or three kernel rows in range. Per output row and group: the stage (read straight
+ * from the arrays when every group is simple, also checked once per call), the biases of
+ * the row's kernel rows in range (all three columns; without column 0; without column 2)
+ * summed once, then one call that runs the row's pixels through blocks of their taps in
+ * range (mcu_dsp_depthwise.h): the left border pixel, the interior, the right border pixel. */
+typedef struct {
+    simple_stage stage;
+    const depthwise_shape *shape;
+    const group_stage *any;               /* a group that is not simple: its scales */
+    int32_t full[4], left[4], right[4];   /* the accumulators' start per column class */
+    int32_t column_step, row_step;        /* C, W * C: between taps */
+    int32_t x_step, out_step;             /* stride_w * C, the output pixel stride */
+    int32_t left_pixel, interior, right_pixel;   /* pixel counts: 0 / 1, >= 0, 0 / 1 */
+    int32_t interior_start, right_start;  /* byte offsets from input column 0 */
+} row_run;
+
+/* out[0..3] of one pixel of the run: the asm stage (simple) or each channel's own form. */
+MCU_DSP_INLINE void store_pixel(const row_run *run, const int32_t acc[4], int8_t *out, int32_t simple) {
+    if (simple) {
+        store_simple(&run->stage, acc, out);
+    } else {
+        store_any(run->shape, run->any, acc, out);
+    }
+}
+
+/* One row of pixels through blocks of `rows` kernel rows (`x`: the input at kernel row i0,
+ * column 0 of the input; `w`: the group's weights at row i0; `out`: the row's first pixel). */
+MCU_DSP_INLINE void run_row(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out, int32_t rows,
+                            int32_t simple) {
+    int32_t column_step = run->column_step, row_step = run->row_step, out_step = run->out_step;
+    if (run->left_pixel) {
+        int32_t acc[4] = {run->left[0], run->left[1], run->left[2], run->left[3]};
+        if (rows == 3) {
+            group_3x2(x, column_step, row_step, w + 4, acc);
+        } else {
+            group_2x2(x, column_step, row_step, w + 4, acc);
         }
+        store_pixel(run, acc, out, simple);
+        out += out_step;
+    }
+    const int8_t *pixel = x + run->interior_start;
+    for (int32_t count = run->interior; count > 0; --count, pixel += run->x_step, out += out_step) {
+        int32_t acc[4] = {run->full[0], run->full[1], run->full[2], run->full[3]};
+        if (rows == 3) {
+            group_3x3(pixel, column_step, row_step, w, acc);
+        } else {
+            group_2x3(pixel, column_step, row_step, w, acc);
+        }
+        store_pixel(run, acc, out, simple);
+    }
+    if (run->right_pixel) {
+        int32_t acc[4] = {run->right[0], run->right[1], run->right[2], run->right[3]};
+        if (rows == 3) {
+            group_3x2(x + run->right_start, column_step, row_step, w, acc);
+        } else {
+            group_2x2(x + run->right_start, column_step, row_step, w, acc);
+        }
+        store_pixel(run, acc, out, simple);
+    }
+}
+
+MCU_DSP_NOINLINE void run_row3(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out) {
+    run_row(x, w, run, out, 3, 1);
+}
+
+MCU_DSP_NOINLINE void run_row2(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out) {
+    run_row(x, w, run, out, 2, 1);
+}
+
+/* A group that is not simple (a wide channel, a left shift): rarely, one function for both. */
+MCU_DSP_NOINLINE void run_row_any(const int8_t *x, const int8_t *w, const row_run *run, int8_t *out, int32_t rows) {
+    run_row(x, w, run, out, rows, 0);
+}
+
+/* Whether the borders are those run_row runs (3x3, dilation 1). */
+static int32_t blocks_layer(const depthwise_shape *shape) {
+    int32_t width = shape->out_dims->w;
+    tap_window first, last;
+    column_window(shape, 0, &first);
+    column_window(shape, width - 1, &last);
+    return shape->unrolled && shape->x_first <= 1 && width - shape->x_end <= 1
+           && (shape->x_first == 0 || (first.j0 == 1 && first.j1 == 3))
+           && (shape->x_end == width || (last.j0 == 0 && last.j1 == 2));
+}
+
+/* Whether every group is simple (decode_group's test, once per call). */
+static int32_t all_simple(const depthwise_shape *shape, int32_t channels) {
+    const mcu_channel_quant *quant = shape->quant;
+    for (int32_t c = 0; c < channels; ++c) {
+        int32_t bias = shape->bias != NULL ? shape->bias[c] : 0, right = -quant->shift[c];
+        uint32_t magnitude = bias < 0 ? 0u - (uint32_t)bias : (uint32_t)bias;
+        if (right < 1 || right > 22 || quant->multiplier[c] < 0 || magnitude >= shape->simple_limit) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The simple stage of channels first..first+3 (known simple), straight-line. */
+MCU_DSP_INLINE void fast_channel(simple_stage *stage, int32_t r, int32_t shift, uint32_t offset) {
+    int32_t right = -shift;
+    stage->right[r] = right;
+    stage->round[r] = (int32_t)(((uint32_t)1 << (right - 1)) + (offset << right));
+}
+
+static void fast_stage(const depthwise_shape *shape, int32_t first, simple_stage *stage) {
+    const int32_t *shift = shape->quant->shift + first, *multiplier = shape->quant->multiplier + first;
+    uint32_t offset = (uint32_t)shape->quant->output_offset;
+    stage->multiplier[0] = multiplier[0];
+    stage->multiplier[1] = multiplier[1];
+    stage->multiplier[2] = multiplier[2];
+    stage->multiplier[3] = multiplier[3];
+    fast_channel(stage, 0, shift[0], offset);
+    fast_channel(stage, 1, shift[1], offset);
+    fast_channel(stage, 2, shift[2], offset);
+    fast_channel(stage, 3, shift[3], offset);
+    stage->low_bytes = shape->low_bytes;
+    stage->high_bytes = shape->high_bytes;
+}
+
+/* Halfwise sums of column j of `rows` kernel rows (from the group's row i0): (c, c+2) in
+ * `even`, (c+1, c+3) in `odd` (|sum| <= 3 * 128 per half). */
+MCU_DSP_INLINE void column_sums(const int8_t *w, int32_t j, int32_t rows, int32_t *even, int32_t *odd) {
+    int32_t top = mcu_read32(w + 4 * j), next = mcu_read32(w + 12 + 4 * j);
+    *even = mcu_sxtab16(mcu_sxtb16(top), next);
+    *odd = mcu_sxtab16_ror8(mcu_sxtb16_ror8(top), next);
+    if (rows == 3) {
+        int32_t last = mcu_read32(w + 24 + 4 * j);
+        *even = mcu_sxtab16(*even, last);
+        *odd = mcu_sxtab16_ror8(*odd, last);
+    }
+}
+
+/* bias + input_offset * the sum of a class's weights, channels c..c+3 (SMLABB / SMLATB). */
+MCU_DSP_INLINE void class_bias(int32_t even, int32_t odd, int32_t offset, const int32_t bias[4], int32_t out[4]) {
+    out[0] = mcu_smlabb(even, offset, bias[0]);
+    out[1] = mcu_smlabb(odd, offset, bias[1]);
+    out[2] = mcu_smlatb(even, offset, bias[2]);
+    out[3] = mcu_smlatb(odd, offset, bias[3]);
+}
+
+/* The three biases of the row: bias + input_offset * the weights of the columns in range
+ * (|sum| <= 9 * 128 per half: SADD16 exact). */
+MCU_DSP_INLINE void row_biases(const depthwise_shape *shape, const int8_t *w, int32_t rows, int32_t first,
+                               row_run *run) {
+    int32_t even0, odd0, even1, odd1, even2, odd2;
+    column_sums(w, 0, rows, &even0, &odd0);
+    column_sums(w, 1, rows, &even1, &odd1);
+    column_sums(w, 2, rows, &even2, &odd2);
+    int32_t left_even = mcu_dw_sadd16(even1, even2), left_odd = mcu_dw_sadd16(odd1, odd2);
+    int32_t offset = shape->offset_pair;
+    const int32_t zeros[4] = {0, 0, 0, 0}, *bias = shape->bias != NULL ? shape->bias + first : zeros;
+    class_bias(left_even, left_odd, offset, bias, run->left);   /* "left": the left border pixel, column 0 missing */
+    class_bias(mcu_dw_sadd16(even0, even1), mcu_dw_sadd16(odd0, odd1), offset, bias, run->right);
+    class_bias(mcu_dw_sadd16(left_even, even0), mcu_dw_sadd16(left_odd, odd0), offset, bias, run->full);
+}
+
+/* The parts of a row_run every row and group shares. */
+static void fast_run(const depthwise_shape *shape, row_run *run) {
+    int32_t channels = shape->in_dims->c, stride = shape->params->stride_w, pad = shape->params->pad_left;
+    run->shape = shape;
+    run->any = NULL;
+    run->column_step = channels;
+    run->row_step = shape->in_dims->w * channels;
+    run->x_step = stride * channels;
+    run->out_step = mcu_pixel_stride(shape->out_dims);
+    run->left_pixel = shape->x_first;
+    run->interior = shape->x_end - shape->x_first;
+    run->right_pixel = shape->out_dims->w - shape->x_end;
+    run->interior_start = (shape->x_first * stride - pad) * channels;
+    run->right_start = ((shape->out_dims->w - 1) * stride - pad) * channels;
+}
+
+/* The row biases of a group from the weights of its `rows` kernel rows from row i0. */
+MCU_DSP_INLINE void group_biases(const depthwise_shape *shape, const int8_t *weights, int32_t rows, int32_t group,
+                                 row_run *run) {
+    if (rows == 3) {
+        row_biases(shape, weights, 3, 4 * group, run);
+    } else {
+        row_biases(shape, weights, 2, 4 * group, run);
+    }
+}
+
+/* A group of a layer with some group not simple: its stage decoded with the checks. */
+MCU_DSP_NOINLINE void row_group_checked(const depthwise_shape *shape, const int8_t *x, const int8_t *weights,
+                                        int32_t rows, int32_t group, row_run *run, int8_t *out) {
+    group_stage stage;
+    decode_group(shape, 4 * group, &stage);
+    run->stage = stage.simple_part;
+    run->any = &stage;
+    group_biases(shape, weights, rows, group, run);
+    if (stage.simple) {
+        (rows == 3 ? run_row3 : run_row2)(x, weights, run, out);
+    } else {
+        run_row_any(x, weights, run, out, rows);
+    }
+}
+
+/* Channels 4g..4g+3 of one output row whose window has two or three kernel rows in range. */
+MCU_DSP_INLINE void row_group_blocks(const depthwise_shape *shape, const tap_window *window, const int8_t *in,
+                                     const int8_t *w, int32_t group, row_run *run, int8_t *out) {
+    int32_t rows = window->i1 - window->i0;
+    const int8_t *weights = w + 12 * window->i0;
+    const int8_t *x = in + (window->row_index + window->i0 * run->row_step + 4 * group);   /* input column 0 */
+    if (!shape->all_simple) {
+        row_group_checked(shape, x, weights, rows, group, run, out + 4 * group);
         return;
     }
-    simple_stage simple = stage->simple_part;   /* into this frame: sp-relative loads */
-    int32_t interior[4] = {stage->interior[0], stage->interior[1], stage->interior[2], stage->interior[3]};
-    for (int32_t count = x1 - x0; count > 0; --count, x += step, out += pixel_stride) {
-        int32_t acc[4] = {interior[0], interior[1], interior[2], interior[3]};
-        group_3x3(x, channels, row_step, w, acc);
-        store_simple(&simple, acc, out);
-    }
+    fast_stage(shape, 4 * group, &run->stage);
+    group_biases(shape, weights, rows, group, run);
+    (rows == 3 ? run_row3 : run_row2)(x, weights, run, out + 4 * group);
 }
 
-/* Border pixels x0..x1-1 of a row whose three 3x3 rows are in bounds: a missing first or
- * last column through group_3x2 (its bias without that column's offset share), the others
- * (an input narrower than the window) through the window loop. */
-MCU_DSP_NOINLINE void pixels_border(const depthwise_shape *shape, tap_window *window, const int8_t *in,
-                                    const int8_t *w, int32_t group, const group_stage *stage, int32_t x0,
-                                    int32_t x1, int8_t *out) {
-    int32_t pixel_stride = mcu_pixel_stride(shape->out_dims), channels = shape->in_dims->c;
-    int32_t row_step = shape->in_dims->w * channels;
-    for (int32_t x = x0; x < x1; ++x) {
-        column_window(shape, x, window);
-        const int8_t *first = in + window->row_index + window->column_index + 4 * group;
-        int32_t acc[4];
-        if (window->j1 - window->j0 == 2 && (window->j0 == 1 || window->j1 == 2)) {
-            const int32_t *bias = window->j0 == 1 ? stage->left : stage->right_edge;
-            acc[0] = bias[0];
-            acc[1] = bias[1];
-            acc[2] = bias[2];
-            acc[3] = bias[3];
-            group_3x2(first + window->j0 * channels, channels, row_step, w + 4 * window->j0, acc);
-        } else {
-            acc[0] = stage->bias[0];
-            acc[1] = stage->bias[1];
-            acc[2] = stage->bias[2];
-            acc[3] = stage->bias[3];
-            group_taps(shape, window, in, window->row_index + window->column_index + 4 * group, w, acc);
-        }
-        store_group(shape, stage, acc, out + x * pixel_stride + 4 * group);
-    }
-}
-
-/* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel): the
- * interior columns x_first..x_end-1 of a 3x3 window with all three rows in bounds unrolled,
- * the others through the window loop. */
+/* Channels 4g..4g+3 of every pixel of one output row (`out` = the row's first pixel), every
+ * tap through the window loop. */
 static void row_group(const depthwise_shape *shape, tap_window *window, const int8_t *in, const int8_t *w,
                       int32_t group, int8_t *out) {
     group_stage stage;
     decode_group(shape, 4 * group, &stage);
-    int32_t width = shape->out_dims->w;
-    if (!shape->unrolled || window->i0 != 0 || window->i1 != 3) {
-        pixels_any(shape, window, in, w, group, &stage, 0, width, out);
-        return;
-    }
-    interior_bias(shape, w, &stage);
-    if (shape->x_first > 0) {
-        pixels_border(shape, window, in, w, group, &stage, 0, shape->x_first, out);
-    }
-    pixels_3x3(shape, window, in, w, group, &stage, shape->x_first, shape->x_end, out);
-    if (shape->x_end < width) {
-        pixels_border(shape, window, in, w, group, &stage, shape->x_end, width, out);
-    }
+    pixels_any(shape, window, in, w, group, &stage, 0, shape->out_dims->w, out);
 }
 
 /* One tail channel of every pixel of one output row. */
@@ -422,19 +459,27 @@ mcu_status mcu_depthwise_conv2d_s8_dsp(const mcu_context *ctx, const mcu_depthwi
     }
     int32_t taps = w_dims->h * w_dims->w, channels = in_dims->c, groups = channels / 4;
     depthwise_shape shape = {params, in_dims, w_dims, out_dims, quant, bias, 0, mcu_dsp_reach(taps), 0, 0, 0,
-                             0, 0, 0u};
+                             0, 0, 0, 0, 0u};
     shape.offset_pair = mcu_dsp_pair(quant->input_offset);
     shape.unrolled = w_dims->h == 3 && w_dims->w == 3 && params->dilation_h == 1 && params->dilation_w == 1;
     shape.low_bytes = byte_pattern(params->activation.min);
     shape.high_bytes = byte_pattern(params->activation.max);
     interior_columns(&shape);
     shape.simple_limit = shape.reach < (1 << 30) ? (uint32_t)((1 << 30) - shape.reach) : 0u;
+    shape.blocks = blocks_layer(&shape);
+    shape.all_simple = shape.blocks && all_simple(&shape, 4 * groups);
+    row_run run;
+    fast_run(&shape, &run);
     for (int32_t n = 0; n < out_dims->n; ++n) {
         for (int32_t y = 0; y < out_dims->h; ++y, out += out_dims->w * mcu_pixel_stride(out_dims)) {
             tap_window window;
             row_window(&shape, n, y, &window);
             for (int32_t g = 0; g < groups; ++g) {
-                row_group(&shape, &window, in, w + 4 * g * taps, g, out);
+                if (shape.blocks && window.i1 - window.i0 >= 2) {
+                    row_group_blocks(&shape, &window, in, w + 4 * g * taps, g, &run, out);
+                } else {
+                    row_group(&shape, &window, in, w + 4 * g * taps, g, out);
+                }
             }
             for (int32_t c = 4 * groups; c < channels; ++c) {
                 row_channel(&shape, &window, in, w + 4 * groups * taps + (c - 4 * groups), channels - 4 * groups, c,

@@ -11,10 +11,16 @@
  * shared by the four units; two LDRD of weights, 8 SXTB16, 8 SMLAD: 23 instructions for 16
  * MACs (hand-scheduled loop). The last N mod 4 units: a pair (1 x 2 units, 4 SMLAD per four
  * k: 13 instructions for 8 MACs, two steps per turn) and an odd unit (10 for 4),
- * hand-scheduled loops too. Requantization: when every unit is "simple" (mcu_dsp_all_simple,
- * checked once per call) the blocks of four run straight-line SMMULR requantization
- * (simple_quads), else each unit decides its form. No scratch (a q15 copy of the
- * row would cost 2 * K bytes of RAM and save nothing on the weights' unpacking).
+ * hand-scheduled loops too. Requantization (store_units, one helper for both forms): when
+ * every unit is "simple" (mcu_dsp_all_simple) the short SMMULR form without per-unit tests,
+ * else each unit decides its form. No scratch (a q15 copy of the row would cost 2 * K bytes
+ * of RAM and save nothing on the weights' unpacking).
+ *
+ * Entry points: mcu_fully_connected_s8_dsp checks its arguments (MCU_ERR_ARG), then runs
+ * _prechecked, which tests "every unit simple" once per call; _simple takes that as given.
+ * mcudeploy's generated code calls _simple or _prechecked, as the code generator decided
+ * from the same tests (kernels/dsp.py: fc_function_suffix): a 16 x 2 layer would otherwise
+ * spend about half its instructions on checks.
  * Per-tensor weights with a non-zero zero point (weights_offset != 0) are refused
  * (MCU_ERR_ARG): mcudeploy keeps those on the reference kernel.
  *
@@ -161,25 +167,36 @@ static void single_steps(const int8_t *x, const int8_t *w, int32_t groups, int32
 }
 #endif
 
+/* What every block of one call shares. */
+typedef struct {
+    const mcu_fc_quant *quant;
+    const int32_t *bias;
+    int32_t depth, row;                 /* K, Kp */
+    int32_t offset_pair, reach;
+    int32_t low, high;                  /* the activation bounds */
+} fc_call;
+
 /* acc[0..units-1] += one input row x a block of `units` (1, 2 or 4) interleaved weight rows
  * (a group of four k per row is 4 * units bytes; the last, zero-padded group by bytes). */
-static void block_dot(const int8_t *x, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
-                      int32_t units, int32_t *acc) {
-    int32_t whole = depth & ~3, groups = depth >> 2;
+MCU_DSP_INLINE void block_dot(const int8_t *x, const fc_call *call, const int8_t *w, int32_t units, int32_t *acc) {
+    int32_t depth = call->depth, whole = depth & ~3, groups = depth >> 2;
     if (groups > 0) {
         if (units == 4) {
-            quad_steps(x, w, groups, offset_pair, acc);
+            quad_steps(x, w, groups, call->offset_pair, acc);
         } else if (units == 2) {
-            pair_steps(x, w, groups, offset_pair, acc);
+            pair_steps(x, w, groups, call->offset_pair, acc);
         } else {
-            single_steps(x, w, groups, offset_pair, acc);
+            single_steps(x, w, groups, call->offset_pair, acc);
         }
     }
-    const int8_t *last = w + groups * 4 * units;
-    for (int32_t k = whole; k < depth; ++k) {   /* the zero-padded last group */
-        int32_t value = x[k] + input_offset;
-        for (int32_t i = 0; i < units; ++i) {
-            acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)(last[4 * i + k - whole] * value));
+    if (whole < depth) {   /* the zero-padded last group */
+        const int8_t *last = w + groups * 4 * units;
+        int32_t input_offset = call->quant->input_offset;
+        for (int32_t k = whole; k < depth; ++k) {
+            int32_t value = x[k] + input_offset;
+            for (int32_t i = 0; i < units; ++i) {
+                acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)(last[4 * i + k - whole] * value));
+            }
         }
     }
 }
@@ -193,21 +210,68 @@ int32_t mcu_fully_connected_s8_dsp_scratch_size(const mcu_fc_params *params, con
     return 0;
 }
 
-/* The outputs of units u..u+count-1 from their accumulators. */
-static void store_block(const int32_t *acc, int32_t u, int32_t count, int32_t simple, const mcu_fc_params *params,
-                        const mcu_fc_quant *quant, const int32_t *bias, int32_t reach, int8_t *out) {
-    int32_t low = params->activation.min, high = params->activation.max;
+/* out[u..u+count-1] from their accumulators: simple units (mcu_dsp_all_simple) by the
+ * 6-instruction SMMULR form, the others each by its own form (wide: TFLite's). */
+MCU_DSP_INLINE void store_units(const int32_t *acc, int32_t u, int32_t count, int32_t simple, const fc_call *call,
+                                int8_t *out) {
+    const int32_t *multiplier = call->quant->multiplier + u, *shift = call->quant->shift + u;
+    int32_t offset = call->quant->output_offset;
     for (int32_t i = 0; i < count; ++i) {
-        int32_t unit = u + i;
         if (simple) {
-            mcu_dsp_scale scale = mcu_dsp_simple_scale_of(quant->multiplier[unit], quant->shift[unit]);
-            out[unit] = mcu_dsp_output(acc[i], &scale, quant->output_offset, low, high);
+            mcu_dsp_scale scale = mcu_dsp_simple_scale_of(multiplier[i], shift[i]);
+            out[u + i] = mcu_dsp_output(acc[i], &scale, offset, call->low, call->high);
         } else {
-            mcu_dsp_scale scale = mcu_dsp_scale_of(quant->multiplier[unit], quant->shift[unit],
-                                                   bias != NULL ? bias[unit] : 0, reach);
-            out[unit] = mcu_dsp_output_any(acc[i], &scale, quant->output_offset, low, high);
+            mcu_dsp_scale scale = mcu_dsp_scale_of(multiplier[i], shift[i], call->bias != NULL ? call->bias[u + i] : 0,
+                                                   call->reach);
+            out[u + i] = mcu_dsp_output_any(acc[i], &scale, offset, call->low, call->high);
         }
     }
+}
+
+/* The `count` (1, 2 or 4) units from u of one input row. */
+MCU_DSP_INLINE void block(const fc_call *call, const int8_t *in, const int8_t *w, int32_t u, int32_t count,
+                          int32_t simple, int8_t *out) {
+    int32_t acc[4];
+    for (int32_t i = 0; i < count; ++i) {
+        acc[i] = call->bias != NULL ? call->bias[u + i] : 0;
+    }
+    block_dot(in, call, w + u * call->row, count, acc);
+    store_units(acc, u, count, simple, call, out);
+}
+
+/* One input row: blocks of four units, then a pair and an odd unit. */
+MCU_DSP_INLINE void fc_row(const fc_call *call, const int8_t *in, const int8_t *w, int32_t units, int32_t simple,
+                           int8_t *out) {
+    int32_t quads = units & ~3;
+    for (int32_t u = 0; u < quads; u += 4) {
+        block(call, in, w, u, 4, simple, out);
+    }
+    if (units & 2) {
+        block(call, in, w, quads, 2, simple, out);
+    }
+    if (units & 1) {
+        block(call, in, w, units - 1, 1, simple, out);
+    }
+}
+
+MCU_DSP_NOINLINE void simple_row(const fc_call *call, const int8_t *in, const int8_t *w, int32_t units, int8_t *out) {
+    fc_row(call, in, w, units, 1, out);
+}
+
+MCU_DSP_NOINLINE void any_row(const fc_call *call, const int8_t *in, const int8_t *w, int32_t units, int8_t *out) {
+    fc_row(call, in, w, units, 0, out);
+}
+
+/* mcu_dsp_all_simple with the bias test out of the loop when there is no bias. */
+static int32_t units_simple(const int32_t *shift, const int32_t *bias, int32_t units, int32_t reach) {
+    uint32_t limit = reach < (1 << 30) ? (uint32_t)((1 << 30) - reach) : 0u;
+    for (int32_t u = 0; u < units; ++u) {
+        uint32_t magnitude = bias == NULL ? 0u : (bias[u] < 0 ? 0u - (uint32_t)bias[u] : (uint32_t)bias[u]);
+        if (shift[u] > -1 || magnitude >= limit) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int32_t fc_arguments_valid(const mcu_fc_params *params, const mcu_fc_quant *quant, const mcu_dims *in_dims,
@@ -223,55 +287,45 @@ static int32_t fc_arguments_valid(const mcu_fc_params *params, const mcu_fc_quan
            && out_dims->n * out_dims->h * out_dims->w == in_dims->n * in_dims->h * in_dims->w;
 }
 
-/* One row's blocks of four units with every unit simple: straight-line requantization. */
-static void simple_quads(const int8_t *in, int32_t depth, int32_t offset_pair, int32_t input_offset, const int8_t *w,
-                         int32_t quads, const mcu_fc_params *params, const mcu_fc_quant *quant, const int32_t *bias,
-                         int8_t *out) {
-    int32_t row = mcu_dsp_row_length(depth), groups = depth >> 2, offset = quant->output_offset;
-    int32_t low = params->activation.min, high = params->activation.max;
-    for (int32_t q = 0; q < quads; ++q, w += 4 * row, out += 4) {
-        const int32_t *b = bias != NULL ? bias + 4 * q : NULL;
-        int32_t acc[4] = {b ? b[0] : 0, b ? b[1] : 0, b ? b[2] : 0, b ? b[3] : 0};
-        if (groups > 0) {
-            quad_steps(in, w, groups, offset_pair, acc);
-        }
-        if (depth & 3) {
-            block_dot(in + 4 * groups, depth & 3, offset_pair, input_offset, w + groups * 16, 4, acc);   /* tail */
-        }
-        const int32_t *multiplier = quant->multiplier + 4 * q, *shift = quant->shift + 4 * q;
-        for (int32_t i = 0; i < 4; ++i) {
-            mcu_dsp_scale scale = mcu_dsp_simple_scale_of(multiplier[i], shift[i]);
-            out[i] = mcu_dsp_output(acc[i], &scale, offset, low, high);
-        }
+/* Every row through `row` (simple_row or any_row). */
+static mcu_status fc_run(const mcu_fc_params *params, const mcu_fc_quant *quant, const mcu_dims *in_dims,
+                         const int8_t *in, const mcu_dims *w_dims, const int8_t *w, const int32_t *bias, int8_t *out,
+                         int32_t simple) {
+    int32_t rows = in_dims->n * in_dims->h * in_dims->w, depth = in_dims->c, units = w_dims->n;
+    fc_call call = {quant, bias, depth, mcu_dsp_row_length(depth), mcu_dsp_pair(quant->input_offset),
+                    mcu_dsp_reach(depth), params->activation.min, params->activation.max};
+    void (*row)(const fc_call *, const int8_t *, const int8_t *, int32_t, int8_t *) =
+        simple || units_simple(quant->shift, bias, units, call.reach) ? simple_row : any_row;
+    for (int32_t r = 0; r < rows; ++r, in += depth, out += units) {
+        row(&call, in, w, units, out);
     }
+    return MCU_OK;
+}
+
+mcu_status mcu_fully_connected_s8_dsp_simple(const mcu_context *ctx, const mcu_fc_params *params,
+                                             const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
+                                             const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
+                                             const mcu_dims *out_dims, int8_t *out) {
+    (void)ctx;
+    (void)out_dims;
+    return fc_run(params, quant, in_dims, in, w_dims, w, bias, out, 1);
+}
+
+mcu_status mcu_fully_connected_s8_dsp_prechecked(const mcu_context *ctx, const mcu_fc_params *params,
+                                                 const mcu_fc_quant *quant, const mcu_dims *in_dims,
+                                                 const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
+                                                 const int32_t *bias, const mcu_dims *out_dims, int8_t *out) {
+    (void)ctx;
+    (void)out_dims;
+    return fc_run(params, quant, in_dims, in, w_dims, w, bias, out, 0);
 }
 
 mcu_status mcu_fully_connected_s8_dsp(const mcu_context *ctx, const mcu_fc_params *params,
                                       const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                                       const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
                                       const mcu_dims *out_dims, int8_t *out) {
-    (void)ctx;
     if (!fc_arguments_valid(params, quant, in_dims, in, w_dims, w, out_dims, out)) {
         return MCU_ERR_ARG;
     }
-    int32_t rows = in_dims->n * in_dims->h * in_dims->w, depth = in_dims->c, units = w_dims->n;
-    int32_t row = mcu_dsp_row_length(depth), offset_pair = mcu_dsp_pair(quant->input_offset);
-    int32_t reach = mcu_dsp_reach(depth), simple = mcu_dsp_all_simple(quant->shift, bias, units, reach);
-    int32_t start = simple ? units & ~3 : 0;   /* units before `start`: simple_quads */
-    for (int32_t r = 0; r < rows; ++r, in += depth, out += units) {
-        if (start > 0) {
-            simple_quads(in, depth, offset_pair, quant->input_offset, w, start / 4, params, quant, bias, out);
-        }
-        for (int32_t u = start; u < units;) {
-            int32_t count = units - u >= 4 ? 4 : units - u >= 2 ? 2 : 1;
-            int32_t acc[4];
-            for (int32_t i = 0; i < count; ++i) {
-                acc[i] = bias != NULL ? bias[u + i] : 0;
-            }
-            block_dot(in, depth, offset_pair, quant->input_offset, w + u * row, count, acc);
-            store_block(acc, u, count, simple, params, quant, bias, reach, out);
-            u += count;
-        }
-    }
-    return MCU_OK;
+    return mcu_fully_connected_s8_dsp_prechecked(ctx, params, quant, in_dims, in, w_dims, w, bias, out_dims, out);
 }

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..ir import Graph, Value, get_op
+from ..ir import Graph, Node, Value, get_op
 from . import kernel_ops, kernel_ops_accumulate, kernel_ops_data, kernel_ops_math  # noqa: F401  (register the emitters)
 from .abi import c_initializer, struct
 from .c_literals import c_float, c_type
@@ -80,15 +80,16 @@ class Arena:
         return f"(({c_type(value.dtype.numpy)} *)({self.address(placement)}))"
 
 
-def _with_variant(call: KernelCall, variant, symbol: str) -> KernelCall:
+def _with_variant(call: KernelCall, variant, symbol: str, node: Node) -> KernelCall:
     """The call of the chosen kernel variant: same arguments, the variant's function name
-    (``mcu_conv2d_s8`` -> ``mcu_conv2d_s8<suffix>``), its extra sources and its scratch
-    check for ``network_init``."""
-    if not variant.function_suffix:
+    (``mcu_conv2d_s8`` -> ``mcu_conv2d_s8<suffix>``, the suffix for ``node`` when the variant
+    has one per node), its extra sources and its scratch check for ``network_init``."""
+    suffix = variant.function_suffix_of(node) if variant.function_suffix_of is not None else variant.function_suffix
+    if not suffix:
         return call
     function, bracket, arguments = call.call.partition("(")
     scratch_size = variant.scratch_check(symbol) if variant.scratch_check is not None else call.scratch_size
-    return replace(call, call=f"{function}{variant.function_suffix}{bracket}{arguments}",
+    return replace(call, call=f"{function}{suffix}{bracket}{arguments}",
                    sources=tuple(sorted(set(call.sources) | set(variant.sources))), scratch_size=scratch_size)
 
 
@@ -136,7 +137,7 @@ def _layers(deployment: Deployment, arena: Arena, constants: IdentifierTable,
                               _pointer_with(by_value, pointer),
                               region or next(iter(sorted(set(weights_region.values()))), "FLASH"), scratch,
                               overrides=dict(replaced), out_channel_stride=_channel_stride(deployment, node))
-        call = _with_variant(emit_call(context), deployment.kernels.variant(node), symbol)
+        call = _with_variant(emit_call(context), deployment.kernels.variant(node), symbol, node)
         layers.append(Layer(index, name, node.op, symbol, call, scratch_declaration))
     return layers
 

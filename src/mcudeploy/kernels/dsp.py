@@ -10,13 +10,16 @@ Variant: technique; scratch; overlap rule (how the planner may share bytes with 
   rounding term, SSAT); scratch 4*Kp bytes (+Kp when C % 4 != 0); blocks of 2 pixels that
   read their fields first (:func:`.overlap_blocked.conv_block_proof`).
 * ``dsp-depthwise``: 4 channels per word, SXTAB16 + SMLABB / SMLATT, by output rows (scales
-  decoded once per row and group); 3x3 with dilation 1: the pixels whose window is inside
-  and those missing one border column unrolled in asm, the input offset folded into a
-  per-row bias (bias + input_offset * the sum of the present taps' weights); a "simple"
-  output stage (the output offset folded into the rounding term, one word store, bytewise
-  clamp); no scratch; units of one output row, reads not first.
+  decoded once per row and group); 3x3 with dilation 1 and borders of one missing column:
+  each output row (two or three kernel rows in range) through blocks of its taps in range in
+  asm (left border pixel, interior, right border pixel: no per-tap bound checks), the input
+  offset folded into per-row biases (bias + input_offset * the sum of the taps' weights, per
+  column class); a "simple" output stage in asm (the output offset folded into the rounding
+  term, one word store, bytewise clamp); no scratch; units of one output row, reads not first.
 * ``dsp-fully-connected``: the input row read in place, 1 row x 4 units (the input word
-  widened once for four weight rows), SMLAD; no scratch; no overlap.
+  widened once for four weight rows), SMLAD; no scratch; no overlap. The C argument checks
+  and the "every unit simple" test are made here, at generation time: the call goes to
+  ``mcu_fully_connected_s8_dsp_simple`` or ``_prechecked`` (:func:`fc_function_suffix`).
 * ``dsp-elementwise``: Add / Mul without broadcasting, 4 elements per word, SMMULR; no
   scratch; the reference proof (element i written after element i is read).
 * ``dsp-pool``: average (SXTAB16 sums) and max (SSUB8 + SEL) over 4 channels per word; no
@@ -39,6 +42,7 @@ from ..ir import Node
 from .catalogue import register
 from .overlap_blocked import conv_block_proof, conv_row_proof
 from .prepared import (
+    bias_values,
     int8_refusal,
     is_depthwise,
     params_or_refusal,
@@ -53,7 +57,8 @@ from .variant import KernelVariant
 RANK = 10
 DSP_CORES = "the DSP extension (Cortex-M4 / M7 / M33 / M55)"
 HEADERS = ("include/mcu_runtime_dsp.h", "src/mcu_variants.h", "src/dsp/mcu_dsp_simd.h",
-           "src/dsp/mcu_dsp_internal.h", "src/dsp/mcu_dsp_dot.h", "src/dsp/mcu_dsp_gemm.h")
+           "src/dsp/mcu_dsp_internal.h", "src/dsp/mcu_dsp_dot.h", "src/dsp/mcu_dsp_gemm.h",
+           "src/dsp/mcu_dsp_depthwise.h")
 
 
 def has_dsp(core) -> bool:
@@ -158,10 +163,24 @@ def fc_accepts(node: Node) -> str | None:
     return None
 
 
+def fc_function_suffix(node: Node) -> str:
+    """``_dsp_simple`` when every unit is "simple" (the test of ``mcu_dsp_all_simple``, done
+    here once: shift <= -1 and |bias| + K * 128 * 255 < 2^30), else ``_dsp_prechecked``;
+    both skip the C argument checks, which the code generator's own checks make redundant."""
+    params = prepared_params(node)
+    rows = weight_rows(node)
+    reach = rows.shape[1] * 128 * 255 if rows.shape[1] < 32768 else 2**31 - 1
+    bias = np.abs(bias_values(node, rows.shape[0]))
+    simple = reach < 2**30 and bool(np.all(np.asarray(params.output_shift) <= -1)) and bool(
+        np.all(bias < 2**30 - reach))
+    return "_dsp_simple" if simple else "_dsp_prechecked"
+
+
 DSP_FULLY_CONNECTED = register(KernelVariant(
     "dsp-fully-connected", ("Gemm",), "int8 fully connected, input read in place, 1 row x 4 units SMLAD "
     "(DSP extension)", rank=RANK, runs_on=has_dsp, core_requirement=DSP_CORES, accepts=fc_accepts,
-    overlap="none", function_suffix="_dsp", sources=("dsp/fully_connected_dsp.c",), headers=HEADERS,
+    overlap="none", function_suffix="_dsp_prechecked", function_suffix_of=fc_function_suffix,
+    sources=("dsp/fully_connected_dsp.c",), headers=HEADERS,
     prepare_constants=fc_constants))
 
 

@@ -27,6 +27,9 @@ instead. ``scratch_check(symbol)`` is the C expression ``network_init`` compares
 planned scratch bytes (``symbol``: the layer's identifier, whose ``<symbol>_params``,
 ``_in0_dims``, ``_w_dims`` and ``_out_dims`` the emitters declare); ``headers`` are the
 runtime headers (relative to ``runtime/``) the variant's calls and sources need.
+``function_suffix_of(node)``, when given, replaces ``function_suffix`` for that node's call:
+checks done at generation time choose the C entry point (the DSP fully connected layer's
+``_dsp_simple`` when every unit's requantization is provably the short form).
 """
 from __future__ import annotations
 
@@ -65,6 +68,8 @@ class KernelVariant:
     scratch_bytes: Callable[[Node], int] = no_scratch
     overlap: str = "reference"
     function_suffix: str = ""                         # C function = reference name + suffix
+    # the suffix per node, where the code generator proves a faster entry point valid for it
+    function_suffix_of: Callable[[Node], str] | None = None
     sources: tuple[str, ...] = field(default=())      # extra runtime sources (runtime/src/...)
     headers: tuple[str, ...] = field(default=())      # extra runtime headers (runtime/...)
     prepare_constants: Callable[[Node, Any], dict[int, np.ndarray]] | None = None
