@@ -35,47 +35,94 @@ typedef struct {
     int32_t pad;            /* the input zero point */
 } conv_shape;
 
-/* The receptive field of output pixel `pixel` into `column` (Kp bytes). */
-static void field(const conv_shape *shape, const int8_t *in, int32_t pixel, int8_t *column) {
-    const mcu_conv_params *p = shape->params;
-    const mcu_dims *in_dims = shape->in_dims, *out_dims = shape->out_dims;
-    int32_t x = pixel % out_dims->w, y = (pixel / out_dims->w) % out_dims->h, batch = pixel / (out_dims->w * out_dims->h);
-    int32_t channels = in_dims->c, kernel_w = shape->w_dims->w, taps_row = kernel_w * channels;
-    int32_t in_x0 = x * p->stride_w - p->pad_left, in_y0 = y * p->stride_h - p->pad_top;
-    int32_t whole = p->dilation_w == 1 && in_x0 >= 0 && in_x0 + kernel_w <= in_dims->w;
-    int8_t *cursor = column;
-    if (whole && taps_row <= 16 && in_y0 >= 0 && in_y0 + (shape->w_dims->h - 1) * p->dilation_h < in_dims->h) {
-        /* an inside window of short kernel rows (first layers, C = 1..5): one predicated
-         * copy per kernel row */
+/* An output pixel's coordinates, advanced one pixel at a time (no division per pixel). */
+typedef struct {
+    int32_t x, y, batch;
+} pixel_at;
+
+static inline void next_pixel(pixel_at *at, const mcu_dims *out_dims) {
+    if (++at->x == out_dims->w) {
+        at->x = 0;
+        if (++at->y == out_dims->h) {
+            at->y = 0;
+            ++at->batch;
+        }
+    }
+}
+
+/* Copy / fill `count` bytes: whole 16-byte steps unpredicated, the last count % 16 bytes
+ * with one predicated step. */
+static inline void copy_bytes(int8_t *target, const int8_t *source, int32_t count) {
+    for (int32_t steps = count >> 4; steps > 0; --steps, source += 16, target += 16) {
+        mcu_vst_s8(target, mcu_vld_s8(source));
+    }
+    if ((count & 15) != 0) {
+        mcu_pred lanes = mcu_vctp8(count & 15);
+        mcu_vst_s8_p(target, mcu_vld_s8_z(source, lanes), lanes);
+    }
+}
+
+static inline void fill_bytes(int8_t *target, mcu_s8x16 values, int32_t count) {
+    for (int32_t steps = count >> 4; steps > 0; --steps, target += 16) {
+        mcu_vst_s8(target, values);
+    }
+    if ((count & 15) != 0) {
+        mcu_vst_s8_p(target, values, mcu_vctp8(count & 15));
+    }
+}
+
+/* A window inside the input with dilation_w 1: kH kernel rows of kW*C contiguous bytes
+ * each, one predicated copy per row when a row is at most 16 bytes (first layers, C = 1..5). */
+static void inside_field(const conv_shape *shape, const int8_t *source, int32_t taps_row, int8_t *cursor) {
+    int32_t row_step = shape->params->dilation_h * shape->in_dims->w * shape->in_dims->c;
+    int32_t rows = shape->w_dims->h;
+    if (taps_row <= 16) {
         mcu_pred lanes = mcu_vctp8(taps_row);
-        int32_t row_step = p->dilation_h * in_dims->w * channels;
-        const int8_t *source = in + ((batch * in_dims->h + in_y0) * in_dims->w + in_x0) * channels;
-        for (int32_t i = 0; i < shape->w_dims->h; ++i, cursor += taps_row, source += row_step) {
+        for (int32_t i = 0; i < rows; ++i, cursor += taps_row, source += row_step) {
             mcu_vst_s8_p(cursor, mcu_vld_s8_z(source, lanes), lanes);
         }
-        return;   /* the K..Kp tail: anything (zero weights) */
+        return;
     }
+    for (int32_t i = 0; i < rows; ++i, cursor += taps_row, source += row_step) {
+        copy_bytes(cursor, source, taps_row);
+    }
+}
+
+/* The receptive field of output pixel `at` into `column` (Kp bytes; the K..Kp tail is left
+ * as it is: its weights are 0, mcu_mve_gemm.h). */
+static void field(const conv_shape *shape, const int8_t *in, const pixel_at *at, int8_t *column) {
+    const mcu_conv_params *p = shape->params;
+    const mcu_dims *in_dims = shape->in_dims;
+    int32_t channels = in_dims->c, kernel_w = shape->w_dims->w, taps_row = kernel_w * channels;
+    int32_t in_x0 = at->x * p->stride_w - p->pad_left, in_y0 = at->y * p->stride_h - p->pad_top;
+    int32_t whole = p->dilation_w == 1 && in_x0 >= 0 && in_x0 + kernel_w <= in_dims->w;
+    const int8_t *image = in + at->batch * in_dims->h * in_dims->w * channels;
+    if (whole && in_y0 >= 0 && in_y0 + (shape->w_dims->h - 1) * p->dilation_h < in_dims->h) {
+        inside_field(shape, image + (in_y0 * in_dims->w + in_x0) * channels, taps_row, column);
+        return;
+    }
+    mcu_s8x16 pad = mcu_vdup_s8(shape->pad);
+    int8_t *cursor = column;
     for (int32_t i = 0; i < shape->w_dims->h; ++i, cursor += taps_row) {
-        int32_t in_y = y * p->stride_h - p->pad_top + i * p->dilation_h;
+        int32_t in_y = in_y0 + i * p->dilation_h;
         if (in_y < 0 || in_y >= in_dims->h) {
-            mcu_mve_fill(cursor, shape->pad, taps_row);
+            fill_bytes(cursor, pad, taps_row);
             continue;
         }
-        const int8_t *source = in + (batch * in_dims->h + in_y) * in_dims->w * channels;
+        const int8_t *source = image + in_y * in_dims->w * channels;
         if (whole) {
-            mcu_mve_copy(cursor, source + in_x0 * channels, taps_row);
+            copy_bytes(cursor, source + in_x0 * channels, taps_row);
             continue;
         }
         for (int32_t j = 0; j < kernel_w; ++j) {
             int32_t in_x = in_x0 + j * p->dilation_w;
             if (in_x < 0 || in_x >= in_dims->w) {
-                mcu_mve_fill(cursor + j * channels, shape->pad, channels);
+                fill_bytes(cursor + j * channels, pad, channels);
             } else {
-                mcu_mve_copy(cursor + j * channels, source + in_x * channels, channels);
+                copy_bytes(cursor + j * channels, source + in_x * channels, channels);
             }
         }
     }
-    (void)cursor;   /* the K..Kp tail: anything, its weights are 0 (mcu_mve_gemm.h) */
 }
 
 
@@ -114,6 +161,7 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
     int8_t *column0 = needed > 0 ? (int8_t *)ctx->buffer : NULL, *column1 = column0 + (needed > 0 ? shape.row : 0);
     int32_t count = out_dims->n * out_dims->h * out_dims->w, channels = out_dims->c;
     int32_t pixel_stride = mcu_pixel_stride(out_dims);
+    pixel_at at = {0, 0, 0};
     for (int32_t pixel = 0; pixel < count; pixel += 2) {
         int32_t pair = pixel + 1 < count;
         /* in place: a row of Kp > K bytes runs into the next pixel (zero weights there); the
@@ -122,11 +170,13 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
         const int8_t *first = in_place ? in + pixel * depth : column0;
         const int8_t *second = in_place ? in + (pixel + 1) * depth : column1;
         if (!in_place) {
-            field(&shape, in, pixel, column0);
-            if (pair) {
-                field(&shape, in, pixel + 1, column1);
-            }
+            field(&shape, in, &at, column0);
         }
+        next_pixel(&at, out_dims);
+        if (!in_place && pair) {
+            field(&shape, in, &at, column1);
+        }
+        next_pixel(&at, out_dims);
         mcu_mve_gemm(&output, first, pair ? second : NULL, w, shape.row, channels, out + pixel * pixel_stride,
                      pair ? out + (pixel + 1) * pixel_stride : NULL);
     }
