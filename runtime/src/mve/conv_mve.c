@@ -156,7 +156,8 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
     }
     int32_t depth = w_dims->h * w_dims->w * w_dims->c;
     conv_shape shape = {params, in_dims, w_dims, out_dims, depth, mcu_mve_row_length(depth), -quant->input_offset};
-    mcu_mve_gemm_output output = {quant->multiplier, quant->shift, bias, quant->output_offset, params->activation,
+    mcu_mve_gemm_output output = {quant->multiplier, quant->shift, bias, pointwise ? NULL : bias,
+                                  quant->output_offset, params->activation,
                                   mcu_mve_all_right_shifts(quant->shift, out_dims->c)};
     int8_t *column0 = needed > 0 ? (int8_t *)ctx->buffer : NULL, *column1 = column0 + (needed > 0 ? shape.row : 0);
     int32_t count = out_dims->n * out_dims->h * out_dims->w, channels = out_dims->c;

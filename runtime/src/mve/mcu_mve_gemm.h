@@ -21,7 +21,9 @@
 typedef struct {
     const int32_t *multiplier;   /* [O] */
     const int32_t *shift;        /* [O] */
-    const int32_t *bias;         /* [O] bias' (never NULL) */
+    const int32_t *bias;         /* [O] bias' (never NULL unless packed) */
+    const int32_t *packed;       /* NULL, or per block of four channels bias'[4], multiplier[4], shift[4]
+                                  * (the im2col conv, mcu_runtime_mve.h): read instead of the three */
     int32_t output_offset;
     mcu_activation activation;
     int32_t right_shifts;        /* mcu_mve_all_right_shifts(shift, O): the cheaper requantization */

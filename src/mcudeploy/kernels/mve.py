@@ -106,9 +106,28 @@ def conv_scratch_bytes(node: Node) -> int:
                            aligned_pointwise=int(aligned))
 
 
+def packed_scales(bias: np.ndarray, multiplier, shift) -> np.ndarray:
+    """bias', multipliers and shifts of ``O`` channels -> ``ceil(O/4)`` blocks of 12 int32 (the
+    block's four bias', four multipliers, four shifts; channels >= O: 0, 0, -1), so that the
+    output stage of a block loads each with one post-increment vector load (conv_mve.c)."""
+    channels = bias.size
+    blocks = -(-channels // 4)
+    words = np.zeros((3, blocks * 4), dtype=np.int64)
+    words[2] = -1
+    words[0, :channels] = bias
+    words[1, :channels] = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
+    words[2, :channels] = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
+    return np.ascontiguousarray(words.reshape(3, blocks, 4).transpose(1, 0, 2).reshape(-1).astype(np.int32))
+
+
 def dot_constants(node: Node, params) -> dict[int, np.ndarray]:
+    """Quad rows and bias'; a conv through im2col (not a pointwise conv read in place) takes
+    bias' packed with its multipliers and shifts (:func:`packed_scales`)."""
     rows = weight_rows(node)
-    return {1: quad_rows(rows), 2: folded_bias(node, params.input_offset, rows)}
+    bias = folded_bias(node, params.input_offset, rows)
+    if node.op == "Conv" and not _pointwise_in_place(node):
+        bias = packed_scales(bias, params.output_multiplier, params.output_shift)
+    return {1: quad_rows(rows), 2: bias}
 
 
 MVE_CONV = register(KernelVariant(
