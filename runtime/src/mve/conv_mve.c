@@ -33,7 +33,22 @@ typedef struct {
     const mcu_dims *in_dims, *w_dims, *out_dims;
     int32_t depth, row;     /* K and Kp */
     int32_t pad;            /* the input zero point */
+    /* the inside windows whose kernel rows are whole 16-byte steps (dilation_w 1, kW*C % 16 == 0,
+     * else steps = 0): first input column in [0, x_last], first input row in [0, y_last] */
+    int32_t steps, x_last, y_last, row_step;
 } conv_shape;
+
+static conv_shape shape_of(const mcu_conv_params *params, const mcu_dims *in_dims, const mcu_dims *w_dims,
+                           const mcu_dims *out_dims, int32_t pad) {
+    int32_t depth = w_dims->h * w_dims->w * w_dims->c, taps_row = w_dims->w * in_dims->c;
+    conv_shape shape = {params, in_dims, w_dims, out_dims, depth, mcu_mve_row_length(depth), pad,
+                        taps_row / 16, in_dims->w - w_dims->w, in_dims->h - 1 - (w_dims->h - 1) * params->dilation_h,
+                        params->dilation_h * in_dims->w * in_dims->c};
+    if (params->dilation_w != 1 || taps_row % 16 != 0 || shape.x_last < 0 || shape.y_last < 0) {
+        shape.steps = 0;
+    }
+    return shape;
+}
 
 /* An output pixel's coordinates, advanced one pixel at a time (no division per pixel). */
 typedef struct {
@@ -86,6 +101,25 @@ static void inside_field(const conv_shape *shape, const int8_t *source, int32_t 
     for (int32_t i = 0; i < rows; ++i, cursor += taps_row, source += row_step) {
         copy_bytes(cursor, source, taps_row);
     }
+}
+
+/* The field of an inside window of whole 16-byte kernel rows (shape->steps > 0), copied without
+ * predication; 0 (nothing copied) for any other window. */
+static inline int32_t inside_steps(const conv_shape *shape, const int8_t *in, const pixel_at *at, int8_t *column) {
+    const mcu_conv_params *p = shape->params;
+    int32_t in_x0 = at->x * p->stride_w - p->pad_left, in_y0 = at->y * p->stride_h - p->pad_top;
+    if ((uint32_t)in_x0 > (uint32_t)shape->x_last || (uint32_t)in_y0 > (uint32_t)shape->y_last) {
+        return 0;
+    }
+    const mcu_dims *in_dims = shape->in_dims;
+    const int8_t *source = in + ((at->batch * in_dims->h + in_y0) * in_dims->w + in_x0) * in_dims->c;
+    for (int32_t i = shape->w_dims->h; i > 0; --i, source += shape->row_step) {
+        const int8_t *from = source;
+        for (int32_t k = shape->steps; k > 0; --k, from += 16, column += 16) {
+            mcu_vst_s8(column, mcu_vld_s8(from));
+        }
+    }
+    return 1;
 }
 
 /* The receptive field of output pixel `at` into `column` (Kp bytes; the K..Kp tail is left
@@ -154,8 +188,8 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
     if (needed > 0 && (ctx == NULL || ctx->buffer == NULL || ctx->size < needed)) {
         return MCU_ERR_SCRATCH;
     }
-    int32_t depth = w_dims->h * w_dims->w * w_dims->c;
-    conv_shape shape = {params, in_dims, w_dims, out_dims, depth, mcu_mve_row_length(depth), -quant->input_offset};
+    conv_shape shape = shape_of(params, in_dims, w_dims, out_dims, -quant->input_offset);
+    int32_t depth = shape.depth;
     mcu_mve_gemm_output output = {quant->multiplier, quant->shift, bias, pointwise ? NULL : bias,
                                   quant->output_offset, params->activation,
                                   mcu_mve_all_right_shifts(quant->shift, out_dims->c)};
@@ -170,11 +204,11 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
         int32_t in_place = pointwise && (pixel + 1 + pair) * depth + shape.row - depth <= count * depth;
         const int8_t *first = in_place ? in + pixel * depth : column0;
         const int8_t *second = in_place ? in + (pixel + 1) * depth : column1;
-        if (!in_place) {
+        if (!in_place && !(shape.steps > 0 && inside_steps(&shape, in, &at, column0))) {
             field(&shape, in, &at, column0);
         }
         next_pixel(&at, out_dims);
-        if (!in_place && pair) {
+        if (!in_place && pair && !(shape.steps > 0 && inside_steps(&shape, in, &at, column1))) {
             field(&shape, in, &at, column1);
         }
         next_pixel(&at, out_dims);
