@@ -34,34 +34,55 @@ typedef struct {
     int32_t depth, row;     /* K and Kp */
     int32_t pad;            /* the input zero point */
     /* the inside windows whose kernel rows are whole 16-byte steps (dilation_w 1, kW*C % 16 == 0,
-     * else steps = 0): first input column in [0, x_last], first input row in [0, y_last] */
-    int32_t steps, x_last, y_last, row_step;
+     * else steps = 0): output x in [x_low, x_low + x_span], y in [y_low, y_low + y_span]; a
+     * window's kernel row i at its corner + i * row_step */
+    int32_t steps, jump;    /* jump = row_step - 16 * steps */
+    int32_t x_low, x_span, y_low, y_span;
 } conv_shape;
+
+/* The output coordinates [low, low + span] whose windows start in the input's [0, last]
+ * (span < 0: none). */
+static void inside_range(int32_t last, int32_t stride, int32_t pad, int32_t *low, int32_t *span) {
+    *low = (pad + stride - 1) / stride;
+    *span = last < 0 ? -1 : (last + pad) / stride - *low;
+}
 
 static conv_shape shape_of(const mcu_conv_params *params, const mcu_dims *in_dims, const mcu_dims *w_dims,
                            const mcu_dims *out_dims, int32_t pad) {
     int32_t depth = w_dims->h * w_dims->w * w_dims->c, taps_row = w_dims->w * in_dims->c;
-    conv_shape shape = {params, in_dims, w_dims, out_dims, depth, mcu_mve_row_length(depth), pad,
-                        taps_row / 16, in_dims->w - w_dims->w, in_dims->h - 1 - (w_dims->h - 1) * params->dilation_h,
-                        params->dilation_h * in_dims->w * in_dims->c};
-    if (params->dilation_w != 1 || taps_row % 16 != 0 || shape.x_last < 0 || shape.y_last < 0) {
+    conv_shape shape = {params, in_dims, w_dims, out_dims, depth, mcu_mve_row_length(depth), pad, taps_row / 16,
+                        params->dilation_h * in_dims->w * in_dims->c - taps_row / 16 * 16, 0, 0, 0, 0};
+    inside_range(in_dims->w - w_dims->w, params->stride_w, params->pad_left, &shape.x_low, &shape.x_span);
+    inside_range(in_dims->h - 1 - (w_dims->h - 1) * params->dilation_h, params->stride_h, params->pad_top,
+                 &shape.y_low, &shape.y_span);
+    if (params->dilation_w != 1 || taps_row % 16 != 0 || shape.x_span < 0 || shape.y_span < 0) {
         shape.steps = 0;
     }
     return shape;
 }
 
-/* An output pixel's coordinates, advanced one pixel at a time (no division per pixel). */
+/* An output pixel's coordinates and its window's corner (the input byte of its first tap,
+ * outside the input for a border window), advanced one pixel at a time. */
 typedef struct {
-    int32_t x, y, batch;
+    int32_t x, y, batch, corner;
 } pixel_at;
 
-static inline void next_pixel(pixel_at *at, const mcu_dims *out_dims) {
-    if (++at->x == out_dims->w) {
+static int32_t corner_of(const conv_shape *shape, const pixel_at *at) {
+    const mcu_conv_params *p = shape->params;
+    const mcu_dims *in_dims = shape->in_dims;
+    return ((at->batch * in_dims->h + at->y * p->stride_h - p->pad_top) * in_dims->w + at->x * p->stride_w
+            - p->pad_left) * in_dims->c;
+}
+
+static inline void next_pixel(pixel_at *at, const conv_shape *shape) {
+    at->corner += shape->params->stride_w * shape->in_dims->c;
+    if (++at->x == shape->out_dims->w) {
         at->x = 0;
-        if (++at->y == out_dims->h) {
+        if (++at->y == shape->out_dims->h) {
             at->y = 0;
             ++at->batch;
         }
+        at->corner = corner_of(shape, at);
     }
 }
 
@@ -103,24 +124,28 @@ static void inside_field(const conv_shape *shape, const int8_t *source, int32_t 
     }
 }
 
-/* The field of an inside window of whole 16-byte kernel rows (shape->steps > 0), copied without
- * predication; 0 (nothing copied) for any other window. */
-static inline int32_t inside_steps(const conv_shape *shape, const int8_t *in, const pixel_at *at, int8_t *column) {
-    const mcu_conv_params *p = shape->params;
-    int32_t in_x0 = at->x * p->stride_w - p->pad_left, in_y0 = at->y * p->stride_h - p->pad_top;
-    if ((uint32_t)in_x0 > (uint32_t)shape->x_last || (uint32_t)in_y0 > (uint32_t)shape->y_last) {
-        return 0;
-    }
-    const mcu_dims *in_dims = shape->in_dims;
-    const int8_t *source = in + ((at->batch * in_dims->h + in_y0) * in_dims->w + in_x0) * in_dims->c;
-    for (int32_t i = shape->w_dims->h; i > 0; --i, source += shape->row_step) {
-        const int8_t *from = source;
-        for (int32_t k = shape->steps; k > 0; --k, from += 16, column += 16) {
-            mcu_vst_s8(column, mcu_vld_s8(from));
+/* An inside window of kH kernel rows of `steps` whole 16-byte steps each, from `source` (the
+ * rows `jump` bytes apart after a row's steps) into `column`; geometry = {steps, jump}. */
+#if MCU_MVE_NATIVE
+__attribute__((naked, noinline)) static void copy_window(__attribute__((unused)) int8_t *column,
+                                                         __attribute__((unused)) const int8_t *source,
+                                                         __attribute__((unused)) int32_t rows,
+                                                         __attribute__((unused)) const int32_t *geometry) {
+    __asm__ volatile(
+        "push {r4, lr}\n\t" "ldrd r4, r3, [r3]\n"
+        "1:\n\t" "dls lr, r4\n"
+        "2:\n\t" "vldrb.8 q0, [r1], #16\n\t" "vstrb.8 q0, [r0], #16\n\t" "le lr, 2b\n\t"
+        "add r1, r1, r3\n\t" "subs r2, r2, #1\n\t" "bne 1b\n\t" "pop {r4, pc}\n\t");
+}
+#else
+static void copy_window(int8_t *column, const int8_t *source, int32_t rows, const int32_t *geometry) {
+    for (; rows > 0; --rows, source += geometry[1]) {
+        for (int32_t k = geometry[0]; k > 0; --k, source += 16, column += 16) {
+            mcu_vst_s8(column, mcu_vld_s8(source));
         }
     }
-    return 1;
 }
+#endif
 
 /* The receptive field of output pixel `at` into `column` (Kp bytes; the K..Kp tail is left
  * as it is: its weights are 0, mcu_mve_gemm.h). */
@@ -160,6 +185,36 @@ static void field(const conv_shape *shape, const int8_t *in, const pixel_at *at,
 }
 
 
+/* The field of pixel `at` into `column`: the unpredicated inside copy where it applies. */
+static void column_of(const conv_shape *shape, const int8_t *in, const pixel_at *at, int8_t *column) {
+    if (shape->steps > 0 && (uint32_t)(at->x - shape->x_low) <= (uint32_t)shape->x_span
+        && (uint32_t)(at->y - shape->y_low) <= (uint32_t)shape->y_span) {
+        copy_window(column, in + at->corner, shape->w_dims->h, &shape->steps);
+    } else {
+        field(shape, in, at, column);
+    }
+}
+
+/* Every pixel pair through the columns (im2col): both fields copied before the pair's stores. */
+static void column_pairs(const conv_shape *shape, const int8_t *in, const mcu_mve_gemm_output *output,
+                         const int8_t *w, int8_t *columns, int8_t *out) {
+    const mcu_dims *out_dims = shape->out_dims;
+    int32_t count = out_dims->n * out_dims->h * out_dims->w, pixel_stride = mcu_pixel_stride(out_dims);
+    pixel_at at = {0, 0, 0, 0};
+    at.corner = corner_of(shape, &at);
+    for (int32_t pixel = 0; pixel < count; pixel += 2, out += 2 * pixel_stride) {
+        int32_t pair = pixel + 1 < count;
+        column_of(shape, in, &at, columns);
+        next_pixel(&at, shape);
+        if (pair) {
+            column_of(shape, in, &at, columns + shape->row);
+            next_pixel(&at, shape);
+        }
+        mcu_mve_gemm_packed(output, columns, pair ? columns + shape->row : NULL, w, shape->row, out_dims->c, out,
+                     pair ? out + pixel_stride : NULL);
+    }
+}
+
 static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_dims, const mcu_dims *w_dims,
                             const mcu_dims *out_dims) {
     return w_dims->h == 1 && w_dims->w == 1 && params->stride_h == 1 && params->stride_w == 1
@@ -196,22 +251,26 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
     int8_t *column0 = needed > 0 ? (int8_t *)ctx->buffer : NULL, *column1 = column0 + (needed > 0 ? shape.row : 0);
     int32_t count = out_dims->n * out_dims->h * out_dims->w, channels = out_dims->c;
     int32_t pixel_stride = mcu_pixel_stride(out_dims);
-    pixel_at at = {0, 0, 0};
+    if (!pointwise) {
+        column_pairs(&shape, in, &output, w, column0, out);
+        return MCU_OK;
+    }
     for (int32_t pixel = 0; pixel < count; pixel += 2) {
         int32_t pair = pixel + 1 < count;
         /* in place: a row of Kp > K bytes runs into the next pixel (zero weights there); the
          * last pixels, whose Kp bytes would pass the tensor's end, are copied instead */
-        int32_t in_place = pointwise && (pixel + 1 + pair) * depth + shape.row - depth <= count * depth;
+        int32_t in_place = (pixel + 1 + pair) * depth + shape.row - depth <= count * depth;
         const int8_t *first = in_place ? in + pixel * depth : column0;
         const int8_t *second = in_place ? in + (pixel + 1) * depth : column1;
-        if (!in_place && !(shape.steps > 0 && inside_steps(&shape, in, &at, column0))) {
+        if (!in_place) {
+            pixel_at at = {pixel % out_dims->w, (pixel / out_dims->w) % out_dims->h, pixel / (out_dims->w * out_dims->h),
+                           0};
             field(&shape, in, &at, column0);
+            next_pixel(&at, &shape);
+            if (pair) {
+                field(&shape, in, &at, column1);
+            }
         }
-        next_pixel(&at, out_dims);
-        if (!in_place && pair && !(shape.steps > 0 && inside_steps(&shape, in, &at, column1))) {
-            field(&shape, in, &at, column1);
-        }
-        next_pixel(&at, out_dims);
         mcu_mve_gemm(&output, first, pair ? second : NULL, w, shape.row, channels, out + pixel * pixel_stride,
                      pair ? out + (pixel + 1) * pixel_stride : NULL);
     }

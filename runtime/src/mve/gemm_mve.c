@@ -7,6 +7,13 @@
  */
 #include "mcu_mve_gemm.h"
 
+#if defined(__GNUC__)
+#define MCU_MVE_INLINE static inline __attribute__((always_inline))
+#else
+#define MCU_MVE_INLINE static inline
+#endif
+
+
 #if MCU_MVE_NATIVE
 /* Hand-scheduled (GCC 12 spills one of the eight accumulators: VMLADAVA needs even
  * registers, all eight of r0..r12 and lr): the first chunk VMLADAV, then 16 instructions
@@ -123,14 +130,15 @@ static mcu_s32x4 dot_rows(const int8_t *x, const int8_t *w, int32_t chunks, int3
 }
 
 /* The scales of channels o..o+3: bias', multipliers, shifts, from the separate arrays or
- * from the packed blocks (mcu_mve_gemm.h); lanes past the channels: 0 (only stored lanes count). */
+ * (`packed`, a constant after inlining) from the packed blocks (mcu_mve_gemm.h); lanes past the
+ * channels: 0 (only stored lanes count). */
 typedef struct {
     mcu_s32x4 bias, multiplier, shift;
 } quad_scales;
 
-static inline quad_scales scales_of(const mcu_mve_gemm_output *output, int32_t o, mcu_pred lanes) {
+MCU_MVE_INLINE quad_scales scales_of(const mcu_mve_gemm_output *output, int32_t o, mcu_pred lanes, int32_t packed) {
     quad_scales scales;
-    if (output->packed != NULL) {
+    if (packed) {
         const int32_t *block = output->packed + 3 * o;
         scales.bias = mcu_vld_s32(block);
         scales.multiplier = mcu_vld_s32(block + 4);
@@ -144,10 +152,11 @@ static inline quad_scales scales_of(const mcu_mve_gemm_output *output, int32_t o
 }
 
 /* The remainder block: channels o..o+rows-1, predicated loads and stores. */
-static void tail_block(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
-                       const int8_t *w, int32_t chunks, int32_t o, int32_t rows, int8_t *out0, int8_t *out1) {
+MCU_MVE_INLINE void tail_block(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                               const int8_t *w, int32_t chunks, int32_t o, int32_t rows, int8_t *out0, int8_t *out1,
+                               int32_t packed) {
     mcu_pred lanes = mcu_vctp32(rows);
-    quad_scales scales = scales_of(output, o, lanes);
+    quad_scales scales = scales_of(output, o, lanes, packed);
     mcu_mve_scale scale = mcu_mve_scale_of(scales.multiplier, scales.shift);
     mcu_s32x4 low = mcu_vdup_s32(output->activation.min), high = mcu_vdup_s32(output->activation.max);
     for (int32_t which = 0; which < 2; ++which) {
@@ -160,11 +169,6 @@ static void tail_block(const mcu_mve_gemm_output *output, const int8_t *column0,
     }
 }
 
-#if defined(__GNUC__)
-#define MCU_MVE_INLINE static inline __attribute__((always_inline))
-#else
-#define MCU_MVE_INLINE static inline
-#endif
 
 #if MCU_MVE_NATIVE
 /* The output stage of a 2 x 4 block whose shifts are all <= -1, in asm (the compiler spills
@@ -376,16 +380,23 @@ static void packed_blocks(const mcu_mve_gemm_output *output, const int8_t *colum
 void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                   const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
     int32_t whole = channels & ~3;
-    if (whole > 0) {
-        if (output->packed != NULL) {
-            packed_blocks(output, column0, column1, w, row, whole, out0, out1);
-        } else if (output->right_shifts) {
-            quad_blocks_right(output, column0, column1, w, row, whole, out0, out1);
-        } else {
-            quad_blocks_any(output, column0, column1, w, row, whole, out0, out1);
-        }
+    if (output->right_shifts) {
+        quad_blocks_right(output, column0, column1, w, row, whole, out0, out1);
+    } else {
+        quad_blocks_any(output, column0, column1, w, row, whole, out0, out1);
     }
     if (whole < channels) {
-        tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1);
+        tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1, 0);
+    }
+}
+
+void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                         const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
+    int32_t whole = channels & ~3;
+    if (whole > 0) {
+        packed_blocks(output, column0, column1, w, row, whole, out0, out1);
+    }
+    if (whole < channels) {
+        tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1, 1);
     }
 }
