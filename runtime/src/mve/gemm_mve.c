@@ -278,7 +278,7 @@ static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *
 }
 
 /* The pair loop of the packed scales (every whole block of two columns, shifts <= -1, Kp >= 32):
- * per block the dot products (the first chunk VMLADAV, then 16 instructions per 16 k), the
+ * per block the dot products (the first chunk VMLADAV, then 30 instructions per 32 k), the
  * eight sums into two vectors, then bias', VQRDMULH, the rounding fix-up, VRSHL, offset, clamp
  * with the scales loaded by post-increment from the packed block. Without the fix-up when the
  * clamp's low bound is at least the output offset: the fix-up only moves a negative value
@@ -288,9 +288,10 @@ typedef struct {
     const int8_t *w;                   /*  8: advances block by block to w_end */
     const int32_t *packed;             /* 12 */
     int8_t *out0, *out1;               /* 16, 20: advanced by 4 per block */
-    int32_t loops;                     /* 24: Kp / 16 - 1 >= 1 */
+    int32_t loops;                     /* 24: chunks / 2 >= 1 (two chunks per loop) */
     const int8_t *w_end;               /* 28 */
     int32_t offset, low, high;         /* 32, 36, 40 */
+    int32_t chunks;                    /* 44: Kp / 16 >= 2 */
 } pair_loop_args;
 
 #if MCU_MVE_NATIVE
@@ -305,15 +306,16 @@ typedef struct {
     "vshr.s32 q2, q0, #31\n\t" "vqadd.s32 q0, q0, q2\n\t" "vshr.s32 q2, q1, #31\n\t" "vqadd.s32 q1, q1, q2\n\t"
 /* r9 = args, r1 / r3 = the columns, r5 = w, r7 = the chunk count, r11 = the packed scales; sums:
  * column 0 in r0, r2, r4, r6, column 1 in r8, r10, r12, lr; q4 / q5 = the bounds, q6 = offset. */
-#define MCU_MVE_PAIR_LOOP(fixup)                                                                \
+#define MCU_MVE_PAIR_LOOP(fixup, entry)                                                                \
     __asm__ volatile(                                                                           \
         "push {r4-r11, lr}\n\t" "vpush {d8-d13}\n\t" "mov r9, r0\n\t"                           \
         "ldr r5, [r9, #8]\n\t" "ldr r11, [r9, #12]\n\t"                                        \
         "ldr r0, [r9, #32]\n\t" "vdup.32 q6, r0\n\t" "ldr r0, [r9, #36]\n\t" "vdup.32 q4, r0\n\t" \
         "ldr r0, [r9, #40]\n\t" "vdup.32 q5, r0\n"                                            \
         "1:\n\t" "ldrd r1, r3, [r9]\n\t" "ldr r7, [r9, #24]\n\t"                               \
-        MCU_MVE_PAIR_STEP("vmladav.s8")                                                         \
-        "2:\n\t" MCU_MVE_PAIR_STEP("vmladava.s8") "subs r7, r7, #1\n\t" "bne 2b\n\t"             \
+        MCU_MVE_PAIR_STEP("vmladav.s8") entry                                                  \
+        "2:\n\t" MCU_MVE_PAIR_STEP("vmladava.s8")                                              \
+        "3:\n\t" MCU_MVE_PAIR_STEP("vmladava.s8") "subs r7, r7, #1\n\t" "bne 2b\n\t"             \
         "vmov q0[2], q0[0], r0, r4\n\t" "vmov q0[3], q0[1], r2, r6\n\t"                        \
         "vmov q1[2], q1[0], r8, r12\n\t" "vmov q1[3], q1[1], r10, lr\n\t"                      \
         "vldrw.32 q2, [r11], #16\n\t" "vadd.i32 q0, q0, q2\n\t" "vadd.i32 q1, q1, q2\n\t"       \
@@ -327,13 +329,16 @@ typedef struct {
         "strd r0, r2, [r9, #16]\n\t" "ldr r0, [r9, #28]\n\t" "cmp r5, r0\n\t" "bne 1b\n\t"      \
         "vpop {d8-d13}\n\t" "pop {r4-r11, pc}\n\t")
 
-__attribute__((naked, noinline)) static void pair_loop_fixup(__attribute__((unused)) pair_loop_args *args) {
-    MCU_MVE_PAIR_LOOP(MCU_MVE_FIXUP);
-}
-
-__attribute__((naked, noinline)) static void pair_loop_clamped(__attribute__((unused)) pair_loop_args *args) {
-    MCU_MVE_PAIR_LOOP("");
-}
+/* Odd chunk counts enter the two-chunk loop at its top, even ones at its second half. */
+#define MCU_MVE_PAIR_FUNCTION(name, fixup, entry)                                               \
+    __attribute__((naked, noinline)) static void name(__attribute__((unused)) pair_loop_args *args) { \
+        MCU_MVE_PAIR_LOOP(fixup, entry);                                                        \
+    }
+MCU_MVE_PAIR_FUNCTION(pair_loop_fixup_odd, MCU_MVE_FIXUP, "")
+MCU_MVE_PAIR_FUNCTION(pair_loop_fixup_even, MCU_MVE_FIXUP, "b 3f\n")
+MCU_MVE_PAIR_FUNCTION(pair_loop_clamped_odd, "", "")
+MCU_MVE_PAIR_FUNCTION(pair_loop_clamped_even, "", "b 3f\n")
+#undef MCU_MVE_PAIR_FUNCTION
 #undef MCU_MVE_PAIR_LOOP
 #undef MCU_MVE_FIXUP
 #undef MCU_MVE_PAIR_STEP
@@ -341,7 +346,7 @@ __attribute__((naked, noinline)) static void pair_loop_clamped(__attribute__((un
 /* The same loop in portable C (the host): the fix-up skipped exactly where the asm skips it. */
 static void pair_loop_portable(pair_loop_args *args, int32_t fixup) {
     mcu_s32x4 low = mcu_vdup_s32(args->low), high = mcu_vdup_s32(args->high), zero = mcu_vdup_s32(0);
-    int32_t chunks = args->loops + 1;
+    int32_t chunks = args->chunks;
     for (; args->w != args->w_end; args->w += 64 * chunks, args->packed += 12, args->out0 += 4, args->out1 += 4) {
         mcu_s32x4 sums[2];
         dot_2x4(args->column0, args->column1, args->w, chunks, &sums[0], &sums[1]);
@@ -363,14 +368,15 @@ static void packed_blocks(const mcu_mve_gemm_output *output, const int8_t *colum
         quad_blocks_packed(output, column0, column1, w, row, whole, out0, out1);
         return;
     }
-    pair_loop_args args = {column0, column1, w, output->packed, out0, out1, row / 16 - 1, w + whole * row,
-                           output->output_offset, output->activation.min, output->activation.max};
+    int32_t chunks = row / 16;
+    pair_loop_args args = {column0, column1, w, output->packed, out0, out1, chunks / 2, w + whole * row,
+                           output->output_offset, output->activation.min, output->activation.max, chunks};
     int32_t fixup = output->activation.min < output->output_offset;
 #if MCU_MVE_NATIVE
-    if (fixup) {
-        pair_loop_fixup(&args);
+    if (chunks % 2 != 0) {
+        (fixup ? pair_loop_fixup_odd : pair_loop_clamped_odd)(&args);
     } else {
-        pair_loop_clamped(&args);
+        (fixup ? pair_loop_fixup_even : pair_loop_clamped_even)(&args);
     }
 #else
     pair_loop_portable(&args, fixup);
