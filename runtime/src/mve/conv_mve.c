@@ -4,19 +4,27 @@
  *
  * Two output pixels at a time: im2col copies each pixel's receptive field, K = kH*kW*C raw
  * int8 values in the weights' (i, j, c) order, into an int8 column of Kp = ceil16(K) bytes
- * (padding taps = the input zero point, with MVE copies of whole kernel rows or taps, one
- * predicated copy per kernel row when a row is at most 16 bytes; the K..Kp tail is left as it
- * is, its weights are 0), then
- * 2 columns x 4 output channels per block, 8 VMLADAVA.S8 per 16 k (mcu_mve_gemm.h):
+ * (padding taps = the input zero point; the K..Kp tail is left as it is, its weights are 0):
+ * an inside window whose kernel rows are whole 16-byte steps (dilation_w 1, kW*C % 16 == 0:
+ * ResNet's 3x3 convs) by a DLS/LE loop of unpredicated copies from its corner (advanced pixel
+ * by pixel, no division), other windows by MVE copies of whole kernel rows or taps (one
+ * predicated copy per kernel row when a row is at most 16 bytes); then
+ * 2 columns x 4 output channels per block, 8 VMLADAVA.S8 per 16 k (mcu_mve_gemm.h, the pair
+ * loop of mcu_mve_gemm_packed: the scales of each block in one packed block of bias',
+ * multipliers and shifts):
  *
  *   acc[p, o] = bias'[o] + sum_k W[o, k] * X_p[k],   bias'[o] = bias[o] + input_offset * sum_k W[o, k]
  *   Y[p, o]   = clamp(mbqm(acc, multiplier[o], shift[o]) + output_offset)     (4 channels per vector)
  *
+ * Every weight row is read once per pixel pair (each 16-byte weight load feeds 2 VMLADAVA).
+ *
  * A pointwise conv (1x1, stride 1, no padding) reads its input rows in place, without a
  * copy: with C % 16 != 0 a row's Kp = ceil16(C) bytes run into the next pixel, multiplied by
  * the zero padding of the weight rows (so a C = 8 conv costs no copy, only the padded MACs);
- * the last pair, whose rows would pass the tensor's end, goes through the columns. Weights: quad rows (mcu_runtime_mve.h); bias: bias' (folded
- * offline, mcudeploy kernels/mve.py).
+ * the last pair, whose rows would pass the tensor's end, goes through the columns. Weights:
+ * quad rows (mcu_runtime_mve.h); bias: bias' (folded offline, mcudeploy kernels/mve.py), for
+ * every conv but the pointwise one packed with the multipliers and shifts by block of four
+ * channels (mcu_runtime_mve.h).
  *
  * Out c_stride (mcu_runtime.h): output pixel p at out + p * c_stride.
  *

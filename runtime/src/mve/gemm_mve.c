@@ -3,7 +3,15 @@
  * kernels (mcu_mve_gemm.h): blocks of 2 columns x 4 quad rows (8 VMLADAVA per 16 k), 1 x 4
  * for a single column, and the remainder block of 1..3 rows; then the vector requantization
  * of four channels at a time (mcu_mve_internal.h), the channels' scales loaded once per
- * block and shared by both columns.
+ * block and shared by both columns (store_quad: one output stage for both columns and every
+ * path).
+ *
+ * mcu_mve_gemm reads the scales from three arrays (fully connected, pointwise conv);
+ * mcu_mve_gemm_packed from one packed block per four channels (the im2col conv), and runs a
+ * pair of columns with shifts <= -1 through a naked-asm loop over every whole block (no
+ * spills: the eight sums in r0..r12 / lr, the scales by post-increment loads), per block of
+ * Kp = 16 * n bytes  2 + 14 + 15 * (n - 1) (+2 for even n) dot instructions, 4 VMOV,
+ * 15 for the output stage (19 with the rounding fix-up) and 7 of bookkeeping.
  */
 #include "mcu_mve_gemm.h"
 

@@ -4,8 +4,12 @@ names ``<reference name>_mve``. Each is bit-exact with the reference kernel it r
 
 Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55 has both).
 
-* ``mve-conv``: int8 im2col (MVE copies), 2 pixels x 4 output channels, VMLADAVA.S8, the
-  input offset folded into the bias; scratch 2*Kp bytes (none for a pointwise 1x1 with
+* ``mve-conv``: int8 im2col (MVE copies; inside windows of whole 16-byte kernel rows by an
+  unpredicated DLS/LE loop), 2 pixels x 4 output channels, VMLADAVA.S8 (a naked-asm loop over
+  the blocks of a pair), the input offset folded into the bias, which (im2col convs) carries
+  the multipliers and shifts too, packed by block of four channels (:func:`packed_scales`: +8
+  bytes of flash per output channel, the call's multiplier / shift arrays stay); every weight
+  row read once per pixel pair; scratch 2*Kp bytes (none for a pointwise 1x1 with
   C % 16 == 0); a pointwise 1x1 reads its rows in place for any C (the Kp - K bytes past a
   row meet the zero padding of the weight rows; the last pair goes through the columns);
   blocks of 2 pixels, read first unless read in place.
