@@ -249,10 +249,12 @@ MCU_MVE_INLINE void quad_blocks(const mcu_mve_gemm_output *output, const int8_t 
     for (int32_t o = 0; o < whole; o += 4) {
         const int8_t *block = w + o * row;
 #if MCU_MVE_NATIVE
-        if (right && !packed && column1 != NULL) {
+        if (right && column1 != NULL) {
             mcu_s32x4 sums0, sums1;
+            const int32_t *scales = packed ? output->packed + 3 * o : NULL;
             dot_2x4(column0, column1, block, chunks, &sums0, &sums1);
-            store_2x4_right(sums0, sums1, output->multiplier + o, output->shift + o, output->bias + o, offset,
+            store_2x4_right(sums0, sums1, packed ? scales + 4 : output->multiplier + o,
+                            packed ? scales + 8 : output->shift + o, packed ? scales : output->bias + o, offset,
                             output->activation.min, output->activation.max, out0 + o, out1 + o);
             continue;
         }
@@ -282,7 +284,11 @@ static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *col
 
 static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                                const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
-    quad_blocks(output, column0, column1, w, row, whole, out0, out1, 0, 1);
+    if (output->right_shifts) {   /* a single column or Kp = 16 */
+        quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 1);
+    } else {
+        quad_blocks(output, column0, column1, w, row, whole, out0, out1, 0, 1);
+    }
 }
 
 /* The pair loop of the packed scales (every whole block of two columns, shifts <= -1, Kp >= 32):
