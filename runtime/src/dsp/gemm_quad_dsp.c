@@ -1,0 +1,143 @@
+/*
+ * gemm_quad_dsp.c - the "quad" output stage of the _dsp conv (mcu_dsp_gemm.h): four q15
+ * columns (four output pixels) times one plain weight row at a time, requantized and stored.
+ *
+ * Columns: four interleaved by group, column c's group g at halfword 16g + 4c, each group
+ * stored (x0, x2, x1, x3). Weights: plain rows of Kp bytes (natural order). Per two groups
+ * (eight k of four pixels, 32 MACs): 1 LDRD of weights, 4 SXTB16, 4 LDM of four column
+ * words, 16 SMLAD = 25 instructions; with the loop, 51 per 64 MACs (0.8 per MAC):
+ *
+ *   acc[p] = bias[o] + sum_k W[o, k] * (X_p[k] + input_offset)    p = 0..3 (mod 2^32, exact)
+ *
+ * The requantization rounds with SMMLAR, and takes the sign of the rounding correction from
+ * acc instead of from v = smmulr(2 acc, m) (m >= 0: v < 0 only when acc < 0, and when v = 0
+ * the -1 of a negative acc cannot reach the next multiple of 2^right, right >= 1):
+ *
+ *   out = ssat8((smmlar(2 acc, m, 2^(right-1) + offset * 2^right) + (acc >> 31)) >> right)
+ *
+ * ("saturating"; "simple" adds the offset after the shift and clamps; "general" is the
+ * 2x2 stage's own per-channel form). Stores go to out[3], out[2], out[1], out[0] in that
+ * order, so that a block of fewer than four pixels passes out[0] for the missing ones: the
+ * last store of each channel is pixel 0's own value.
+ */
+#include "mcu_dsp_gemm.h"
+
+#if MCU_DSP_NATIVE
+/* One group: 1 LDR, 2 SXTB16, 2 LDM, 8 SMLAD. Registers: r0 columns, r1 weights,
+ * r2 count, r3 / r12 weight words, lr the (w0, w2) half, r4-r7 acc, r8-r11 column words. */
+#define QUAD_GROUP(word)                          \
+    "sxtb16 lr, " word "\n\t"                     \
+    "sxtb16 " word ", " word ", ror #8\n\t"       \
+    "ldm r0!, {r8-r11}\n\t"                       \
+    "smlad r4, r8, lr, r4\n\t"                    \
+    "smlad r4, r9, " word ", r4\n\t"              \
+    "smlad r5, r10, lr, r5\n\t"                   \
+    "smlad r5, r11, " word ", r5\n\t"             \
+    "ldm r0!, {r8-r11}\n\t"                       \
+    "smlad r6, r8, lr, r6\n\t"                    \
+    "smlad r6, r9, " word ", r6\n\t"              \
+    "smlad r7, r10, lr, r7\n\t"                   \
+    "smlad r7, r11, " word ", r7\n\t"
+
+#define QUAD_PAIR "ldrd r3, r12, [r1], #8\n\t" QUAD_GROUP("r3") QUAD_GROUP("r12")
+
+/* acc[0..3] += column p . row, groups >= 1 (AAPCS: x r0, w r1, groups r2, acc r3). Naked:
+ * all fourteen registers are the loop's; noipa: callers assume the whole AAPCS clobber set. */
+#define QUAD_REGISTER __attribute__((unused))   /* read by the asm through r0-r3 */
+__attribute__((naked, noipa)) static void dot_4x1(QUAD_REGISTER const int16_t *x, QUAD_REGISTER const int8_t *w,
+                                                   QUAD_REGISTER int32_t groups, QUAD_REGISTER int32_t acc[4]) {
+    __asm__ volatile(
+        "push {r3-r11, lr}\n\t"
+        "ldm r3, {r4-r7}\n\t"
+        "lsrs r2, r2, #1\n\t"
+        "bcc 1f\n\t"
+        "ldr r3, [r1], #4\n\t"
+        QUAD_GROUP("r3")
+        "1:\n\t"
+        "lsrs r2, r2, #1\n\t"          /* C: an odd pair; Z: no loop (nothing below sets flags) */
+        "bcc 2f\n\t"
+        QUAD_PAIR
+        "2:\n\t"
+        "beq 4f\n\t"
+        "3:\n\t"
+        QUAD_PAIR
+        QUAD_PAIR
+        "subs r2, r2, #1\n\t"
+        "bne 3b\n\t"
+        "4:\n\t"
+        "ldr r3, [sp]\n\t"
+        "stm r3, {r4-r7}\n\t"
+        "pop {r3-r11, pc}\n\t");
+}
+#else
+static void dot_4x1(const int16_t *x, const int8_t *w, int32_t groups, int32_t acc[4]) {
+    for (; groups > 0; --groups, x += 16, w += 4) {
+        int32_t word = mcu_read32(w);
+        int32_t w02 = mcu_sxtb16(word), w13 = mcu_sxtb16_ror8(word);
+        for (int32_t p = 0; p < 4; ++p) {
+            acc[p] = mcu_smlad(mcu_read32(x + 4 * p + 2), w13, mcu_smlad(mcu_read32(x + 4 * p), w02, acc[p]));
+        }
+    }
+}
+#endif
+
+enum { QUAD_SATURATING, QUAD_SIMPLE, QUAD_GENERAL };
+
+/* (smmlar(2 acc, m, round) + [acc < 0]) >> right: the module docstring's rounding. */
+MCU_DSP_INLINE int32_t quad_round(int32_t acc, int32_t multiplier, int32_t round, int32_t right) {
+    int32_t value = mcu_smmlar((int32_t)((uint32_t)acc << 1), multiplier, round);
+    return (value + (acc >> 31)) >> right;
+}
+
+/* The four outputs of channel o, in the stage `mode` (a constant after inlining). */
+MCU_DSP_INLINE void quad_store(const mcu_dsp_gemm_output *output, const int32_t acc[4], int32_t o,
+                               int8_t *const out[4], int32_t mode) {
+    int32_t multiplier = output->multiplier[o], right = -output->shift[o];
+    if (mode == QUAD_GENERAL) {
+        mcu_dsp_scale scale = mcu_dsp_scale_of(multiplier, output->shift[o], mcu_dsp_bias_of(output, o),
+                                               output->reach);
+        for (int32_t p = 3; p >= 0; --p) {
+            out[p][o] = mcu_dsp_output_any(acc[p], &scale, output->output_offset, output->activation.min,
+                                           output->activation.max);
+        }
+        return;
+    }
+    int32_t round = (int32_t)((uint32_t)1 << (right - 1));
+    if (mode == QUAD_SATURATING) {
+        round += (int32_t)((uint32_t)output->output_offset << right);
+        for (int32_t p = 3; p >= 0; --p) {
+            out[p][o] = (int8_t)mcu_ssat8(quad_round(acc[p], multiplier, round, right));
+        }
+        return;
+    }
+    for (int32_t p = 3; p >= 0; --p) {
+        out[p][o] = (int8_t)mcu_clamp(quad_round(acc[p], multiplier, round, right) + output->output_offset,
+                                      output->activation.min, output->activation.max);
+    }
+}
+
+MCU_DSP_INLINE void quad(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
+                         int32_t channels, int8_t *const out[4], int32_t mode) {
+    int32_t groups = row / 4;
+    for (int32_t o = 0; o < channels; ++o, w += row) {
+        int32_t start = mcu_dsp_bias_of(output, o);
+        int32_t acc[4] = {start, start, start, start};
+        dot_4x1(columns, w, groups, acc);
+        quad_store(output, acc, o, out, mode);
+    }
+}
+
+void mcu_dsp_quad_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                             int32_t row, int32_t channels, int8_t *const out[4]) {
+    quad(output, columns, w, row, channels, out, QUAD_SATURATING);
+}
+
+void mcu_dsp_quad_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
+                         int32_t channels, int8_t *const out[4]) {
+    quad(output, columns, w, row, channels, out, QUAD_SIMPLE);
+}
+
+void mcu_dsp_quad_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                          int32_t row, int32_t channels, int8_t *const out[4]) {
+    quad(output, columns, w, row, channels, out, QUAD_GENERAL);
+}
