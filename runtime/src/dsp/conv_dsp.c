@@ -175,11 +175,66 @@ static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_di
            && in_dims->w == out_dims->w;
 }
 
+/* mcu_dsp_widen with the column stride a constant (inlined: no dispatch). */
+MCU_DSP_INLINE void widen_run(const int8_t *source, int32_t count, int32_t offset_pair, int16_t *column,
+                              int32_t stride) {
+#if MCU_DSP_NATIVE
+    int32_t groups = count / 4, quads, a, b;
+    if (stride == 16) {
+        MCU_WIDEN_ASM("32");
+    } else {
+        MCU_WIDEN_ASM("16");
+    }
+#else
+    mcu_dsp_widen(source, count, offset_pair, column, stride);
+#endif
+}
+
+/* Whether the `block` pixels from `pixel` on lie in one output row with every window inside
+ * the input, C % 4 == 0 and dilation_w 1 (the common case: each kernel row of each pixel one
+ * run of kW*C input bytes); their first window's input origin in *origin. */
+static int32_t block_inside(const conv_shape *shape, const int8_t *in, int32_t pixel, int32_t block,
+                            const int8_t **origin) {
+    const mcu_conv_params *p = shape->params;
+    const mcu_dims *in_dims = shape->in_dims, *out_dims = shape->out_dims;
+    int32_t x = pixel % out_dims->w, y = (pixel / out_dims->w) % out_dims->h;
+    int32_t batch = pixel / (out_dims->w * out_dims->h);
+    int32_t in_x0 = x * p->stride_w - p->pad_left, in_y0 = y * p->stride_h - p->pad_top;
+    int32_t last_x = in_x0 + (block - 1) * p->stride_w + shape->w_dims->w;
+    int32_t last_y = in_y0 + (shape->w_dims->h - 1) * p->dilation_h + 1;
+    if (in_dims->c % 4 != 0 || p->dilation_w != 1 || x + block > out_dims->w || in_x0 < 0 || in_y0 < 0
+        || last_x > in_dims->w || last_y > in_dims->h) {
+        return 0;
+    }
+    *origin = in + ((batch * in_dims->h + in_y0) * in_dims->w + in_x0) * in_dims->c;
+    return 1;
+}
+
+/* The fields of block_inside's pixels: kH runs per pixel, widened without checks. */
+static void fields_inside(const conv_shape *shape, const int8_t *origin, int32_t block, int16_t *columns) {
+    const mcu_dims *in_dims = shape->in_dims;
+    int32_t run = shape->w_dims->w * in_dims->c, rows = shape->w_dims->h, stride = shape->stride;
+    int32_t row_bytes = shape->params->dilation_h * in_dims->w * in_dims->c;
+    int32_t step = shape->params->stride_w * in_dims->c, run_halfwords = run * stride / 4;
+    for (int32_t which = 0; which < block; ++which, origin += step) {
+        int16_t *column = columns + 4 * which;
+        const int8_t *source = origin;
+        for (int32_t i = 0; i < rows; ++i, source += row_bytes, column += run_halfwords) {
+            widen_run(source, run, shape->offset_pair, column, stride);
+        }
+    }
+}
+
 /* The fields of the block's `valid` pixels from `pixel` on into its `block` columns (the
  * missing ones of a last block: zeros). */
 static void block_fields(const conv_shape *shape, const int8_t *in, int32_t pointwise, int32_t pixel,
                          int32_t valid, int32_t block, int16_t *columns) {
     int8_t *gathered = (int8_t *)(columns + block * shape->row);
+    const int8_t *origin;
+    if (!pointwise && valid == block && block_inside(shape, in, pixel, block, &origin)) {
+        fields_inside(shape, origin, block, columns);
+        return;
+    }
     for (int32_t which = 0; which < block; ++which) {
         if (which >= valid) {
             mcu_dsp_zero(columns + 4 * which, shape->row, shape->stride);
