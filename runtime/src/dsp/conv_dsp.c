@@ -38,6 +38,21 @@ typedef struct {
     int32_t stride;          /* halfwords from a column's group to its next: 8 (pair), 16 (quad) */
 } conv_shape;
 
+/* mcu_dsp_widen for the pair / quad column strides (8 / 16 halfwords), inlined. */
+MCU_DSP_INLINE void widen_run(const int8_t *source, int32_t count, int32_t offset_pair, int16_t *column,
+                              int32_t stride) {
+#if MCU_DSP_NATIVE
+    int32_t groups = count / 4, quads, a, b;
+    if (stride == 16) {
+        MCU_WIDEN_ASM("32");
+    } else {
+        MCU_WIDEN_ASM("16");
+    }
+#else
+    mcu_dsp_widen(source, count, offset_pair, column, stride);
+#endif
+}
+
 /* Receptive field of output pixel (batch, y, x) when C % 4 == 0: whole rows or taps, into
  * one column of the interleaved pair or quad (groups `stride` halfwords apart). */
 static void field_by_taps(const conv_shape *shape, const int8_t *in, int32_t batch, int32_t y,
@@ -56,7 +71,7 @@ static void field_by_taps(const conv_shape *shape, const int8_t *in, int32_t bat
         }
         const int8_t *row = in + ((batch * in_dims->h + in_y) * in_dims->w) * channels;
         if (whole) {
-            mcu_dsp_widen(row + in_x0 * channels, taps_row, shape->offset_pair, column, stride);
+            widen_run(row + in_x0 * channels, taps_row, shape->offset_pair, column, stride);
             continue;
         }
         for (int32_t j = 0; j < kernel_w; ++j) {
@@ -64,7 +79,7 @@ static void field_by_taps(const conv_shape *shape, const int8_t *in, int32_t bat
             if (in_x < 0 || in_x >= in_dims->w) {
                 mcu_dsp_zero(column + j * tap, channels, stride);
             } else {
-                mcu_dsp_widen(row + in_x * channels, channels, shape->offset_pair, column + j * tap, stride);
+                widen_run(row + in_x * channels, channels, shape->offset_pair, column + j * tap, stride);
             }
         }
     }
@@ -173,21 +188,6 @@ static int32_t is_pointwise(const mcu_conv_params *params, const mcu_dims *in_di
     return w_dims->h == 1 && w_dims->w == 1 && params->stride_h == 1 && params->stride_w == 1
            && params->pad_top == 0 && params->pad_left == 0 && in_dims->h == out_dims->h
            && in_dims->w == out_dims->w;
-}
-
-/* mcu_dsp_widen with the column stride a constant (inlined: no dispatch). */
-MCU_DSP_INLINE void widen_run(const int8_t *source, int32_t count, int32_t offset_pair, int16_t *column,
-                              int32_t stride) {
-#if MCU_DSP_NATIVE
-    int32_t groups = count / 4, quads, a, b;
-    if (stride == 16) {
-        MCU_WIDEN_ASM("32");
-    } else {
-        MCU_WIDEN_ASM("16");
-    }
-#else
-    mcu_dsp_widen(source, count, offset_pair, column, stride);
-#endif
 }
 
 /* Whether the `block` pixels from `pixel` on lie in one output row with every window inside

@@ -89,41 +89,48 @@ MCU_DSP_INLINE int32_t quad_round(int32_t acc, int32_t multiplier, int32_t round
     return (value + (acc >> 31)) >> right;
 }
 
-/* The four outputs of channel o, in the stage `mode` (a constant after inlining). */
-MCU_DSP_INLINE void quad_store(const mcu_dsp_gemm_output *output, const int32_t acc[4], int32_t o,
-                               int8_t *const out[4], int32_t mode) {
-    int32_t multiplier = output->multiplier[o], right = -output->shift[o];
-    if (mode == QUAD_GENERAL) {
-        mcu_dsp_scale scale = mcu_dsp_scale_of(multiplier, output->shift[o], mcu_dsp_bias_of(output, o),
-                                               output->reach);
-        for (int32_t p = 3; p >= 0; --p) {
-            out[p][o] = mcu_dsp_output_any(acc[p], &scale, output->output_offset, output->activation.min,
-                                           output->activation.max);
-        }
-        return;
-    }
-    int32_t round = (int32_t)((uint32_t)1 << (right - 1));
+/* One output of the saturating / simple stages (`mode` a constant after inlining). */
+MCU_DSP_INLINE int8_t quad_output(const mcu_dsp_gemm_output *output, int32_t acc, int32_t multiplier, int32_t round,
+                                  int32_t right, int32_t mode) {
+    int32_t value = quad_round(acc, multiplier, round, right);
     if (mode == QUAD_SATURATING) {
-        round += (int32_t)((uint32_t)output->output_offset << right);
-        for (int32_t p = 3; p >= 0; --p) {
-            out[p][o] = (int8_t)mcu_ssat8(quad_round(acc[p], multiplier, round, right));
-        }
-        return;
+        return (int8_t)mcu_ssat8(value);
     }
+    return (int8_t)mcu_clamp(value + output->output_offset, output->activation.min, output->activation.max);
+}
+
+/* Pixels 3, 2, 1, 0 of channel o in the general stage (the 2x2 stage's per-channel form). */
+static void quad_general(const mcu_dsp_gemm_output *output, const int32_t acc[4], int32_t o, int8_t *const out[4]) {
+    mcu_dsp_scale scale = mcu_dsp_scale_of(output->multiplier[o], output->shift[o], mcu_dsp_bias_of(output, o),
+                                           output->reach);
     for (int32_t p = 3; p >= 0; --p) {
-        out[p][o] = (int8_t)mcu_clamp(quad_round(acc[p], multiplier, round, right) + output->output_offset,
-                                      output->activation.min, output->activation.max);
+        out[p][o] = mcu_dsp_output_any(acc[p], &scale, output->output_offset, output->activation.min,
+                                       output->activation.max);
     }
 }
 
 MCU_DSP_INLINE void quad(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
                          int32_t channels, int8_t *const out[4], int32_t mode) {
     int32_t groups = row / 4;
+    int8_t *out0 = out[0], *out1 = out[1], *out2 = out[2], *out3 = out[3];
     for (int32_t o = 0; o < channels; ++o, w += row) {
         int32_t start = mcu_dsp_bias_of(output, o);
         int32_t acc[4] = {start, start, start, start};
         dot_4x1(columns, w, groups, acc);
-        quad_store(output, acc, o, out, mode);
+        if (mode == QUAD_GENERAL) {
+            quad_general(output, acc, o, out);
+            continue;
+        }
+        int32_t multiplier = output->multiplier[o], right = -output->shift[o];
+        int32_t round = (int32_t)((uint32_t)1 << (right - 1));
+        if (mode == QUAD_SATURATING) {
+            round += (int32_t)((uint32_t)output->output_offset << right);
+        }
+        int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+        out3[o] = quad_output(output, a3, multiplier, round, right, mode);
+        out2[o] = quad_output(output, a2, multiplier, round, right, mode);
+        out1[o] = quad_output(output, a1, multiplier, round, right, mode);
+        out0[o] = quad_output(output, a0, multiplier, round, right, mode);
     }
 }
 
