@@ -35,16 +35,18 @@ typedef struct {
     int32_t offset_pair;     /* (input_offset, input_offset) */
     int8_t pad;              /* the input zero point (what X + input_offset = 0 reads) */
     int32_t pad_word;        /* four of them */
-    int32_t stride;          /* halfwords from a column's group to its next: 8 (pair), 16 (quad) */
+    int32_t stride;          /* halfwords from a column's group to its next: 4 * the block's pixels */
 } conv_shape;
 
-/* mcu_dsp_widen for the pair / quad column strides (8 / 16 halfwords), inlined. */
+/* mcu_dsp_widen for the pair / triple / quad column strides (8 / 12 / 16 halfwords), inlined. */
 MCU_DSP_INLINE void widen_run(const int8_t *source, int32_t count, int32_t offset_pair, int16_t *column,
                               int32_t stride) {
 #if MCU_DSP_NATIVE
     int32_t groups = count / 4, quads, a, b;
     if (stride == 16) {
         MCU_WIDEN_ASM("32");
+    } else if (stride == 12) {
+        MCU_WIDEN_ASM("24");
     } else {
         MCU_WIDEN_ASM("16");
     }
@@ -177,9 +179,9 @@ int32_t mcu_conv2d_s8_dsp_scratch_size(const mcu_conv_params *params, const mcu_
                                            mcu_dims_count(out_dims));
 }
 
-/* Whether the call takes the quad blocks (mcu_runtime_dsp.h). */
-static int32_t is_quad(const mcu_dims *in_dims, const mcu_dims *w_dims, const mcu_dims *out_dims) {
-    return MCU_CONV2D_S8_DSP_QUAD(w_dims->h * w_dims->w * w_dims->c, in_dims->c, mcu_dims_count(in_dims),
+/* The call's block: 4 (quad), 3 (triple) or 2 (pair) pixels (mcu_runtime_dsp.h). */
+static int32_t block_of(const mcu_dims *in_dims, const mcu_dims *w_dims, const mcu_dims *out_dims) {
+    return MCU_CONV2D_S8_DSP_BLOCK(w_dims->h * w_dims->w * w_dims->c, in_dims->c, mcu_dims_count(in_dims),
                                   mcu_dims_count(out_dims));
 }
 
@@ -247,19 +249,20 @@ static void block_fields(const conv_shape *shape, const int8_t *in, int32_t poin
     }
 }
 
-/* Blocks of four pixels x one output channel (mcu_dsp_quad_function). */
+/* Blocks of four (three) pixels x one output channel (mcu_dsp_quad_function). */
 static void quad_blocks(const conv_shape *shape, const mcu_dsp_gemm_output *output, const int8_t *in,
                         int32_t pointwise, const int8_t *w, int16_t *columns, int8_t *out) {
     const mcu_dims *out_dims = shape->out_dims;
     int32_t count = out_dims->n * out_dims->h * out_dims->w, pixel_stride = mcu_pixel_stride(out_dims);
-    mcu_dsp_quad_function gemm = mcu_dsp_quad_for(output, out_dims->c);
-    for (int32_t pixel = 0; pixel < count; pixel += 4) {
-        int32_t valid = count - pixel < 4 ? count - pixel : 4;
+    int32_t block = shape->stride / 4;
+    mcu_dsp_quad_function gemm = mcu_dsp_quad_for(output, out_dims->c, block);
+    for (int32_t pixel = 0; pixel < count; pixel += block) {
+        int32_t valid = count - pixel < block ? count - pixel : block;
         int8_t *targets[4];
         for (int32_t which = 0; which < 4; ++which) {
             targets[which] = out + (pixel + (which < valid ? which : 0)) * pixel_stride;
         }
-        block_fields(shape, in, pointwise, pixel, valid, 4, columns);
+        block_fields(shape, in, pointwise, pixel, valid, block, columns);
         gemm(output, columns, w, shape->row, out_dims->c, targets);
     }
 }
@@ -289,14 +292,14 @@ mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *para
     if (ctx == NULL || ctx->buffer == NULL || ctx->size < needed || ((uintptr_t)ctx->buffer & 3u) != 0) {
         return MCU_ERR_SCRATCH;
     }
-    int32_t depth = w_dims->h * w_dims->w * w_dims->c, quad = is_quad(in_dims, w_dims, out_dims);
+    int32_t depth = w_dims->h * w_dims->w * w_dims->c, block = block_of(in_dims, w_dims, out_dims);
     conv_shape shape = {params, in_dims, w_dims, out_dims, depth, conv_row_length(w_dims),
                         mcu_dsp_pair(quant->input_offset), (int8_t)(-quant->input_offset),
-                        (int32_t)((uint32_t)(uint8_t)(int8_t)(-quant->input_offset) * 0x01010101u), quad ? 16 : 8};
+                        (int32_t)((uint32_t)(uint8_t)(int8_t)(-quant->input_offset) * 0x01010101u), 4 * block};
     mcu_dsp_gemm_output output = {quant->multiplier, quant->shift, quant->output_offset, bias, params->activation,
                                   mcu_dsp_reach(depth)};
     int32_t pointwise = is_pointwise(params, in_dims, w_dims, out_dims);
-    if (quad) {
+    if (block > 2) {
         quad_blocks(&shape, &output, in, pointwise, w, (int16_t *)ctx->buffer, out);
     } else {
         pair_blocks(&shape, &output, in, pointwise, w, (int16_t *)ctx->buffer, out);

@@ -1,13 +1,16 @@
 /*
- * gemm_quad_dsp.c - the "quad" output stage of the _dsp conv (mcu_dsp_gemm.h): four q15
- * columns (four output pixels) times one plain weight row at a time, requantized and stored.
+ * gemm_quad_dsp.c - the "quad" and "triple" output stages of the _dsp conv (mcu_dsp_gemm.h):
+ * four (three) q15 columns, i.e. output pixels, times one plain weight row at a time,
+ * requantized and stored.
  *
- * Columns: four interleaved by group, column c's group g at halfword 16g + 4c, each group
- * stored (x0, x2, x1, x3). Weights: plain rows of Kp bytes (natural order). Per two groups
- * (eight k of four pixels, 32 MACs): 1 LDRD of weights, 4 SXTB16, 4 LDM of four column
- * words, 16 SMLAD = 25 instructions; with the loop, 51 per 64 MACs (0.8 per MAC):
+ * Columns: B = 4 (3) interleaved by group, column c's group g at halfword 4Bg + 4c, each
+ * group stored (x0, x2, x1, x3). Weights: plain rows of Kp bytes (natural order). Quad, per
+ * two groups (eight k of four pixels, 32 MACs): 1 LDRD of weights, 4 SXTB16, 4 LDM of four
+ * column words, 16 SMLAD = 25 instructions; with the loop, 51 per 64 MACs (0.8 per MAC).
+ * Triple, per group (12 MACs): 1 LDR, 2 SXTB16, 1 LDM of six column words, 6 SMLAD; with the
+ * loop 42 per 48 MACs (0.875; the triple takes 6*Kp scratch bytes where 8*Kp do not fit):
  *
- *   acc[p] = bias[o] + sum_k W[o, k] * (X_p[k] + input_offset)    p = 0..3 (mod 2^32, exact)
+ *   acc[p] = bias[o] + sum_k W[o, k] * (X_p[k] + input_offset)    p < B (mod 2^32, exact)
  *
  * The requantization rounds with SMMLAR, and takes the sign of the rounding correction from
  * acc instead of from v = smmulr(2 acc, m) (m >= 0: v < 0 only when acc < 0, and when v = 0
@@ -69,15 +72,67 @@ __attribute__((naked, noipa)) static void dot_4x1(QUAD_REGISTER const int16_t *x
         "stm r3, {r4-r7}\n\t"
         "pop {r3-r11, pc}\n\t");
 }
+
+/* One triple group: 1 LDR, 2 SXTB16, 1 LDM, 6 SMLAD. Registers: r0 columns, r1 weights,
+ * r2 count, r3 the weight word, lr its (w0, w2) half, r4-r6 acc, r7-r12 column words. */
+#define TRIPLE_GROUP                              \
+    "ldr r3, [r1], #4\n\t"                       \
+    "sxtb16 lr, r3\n\t"                          \
+    "sxtb16 r3, r3, ror #8\n\t"                  \
+    "ldm r0!, {r7-r12}\n\t"                      \
+    "smlad r4, r7, lr, r4\n\t"                   \
+    "smlad r4, r8, r3, r4\n\t"                   \
+    "smlad r5, r9, lr, r5\n\t"                   \
+    "smlad r5, r10, r3, r5\n\t"                  \
+    "smlad r6, r11, lr, r6\n\t"                  \
+    "smlad r6, r12, r3, r6\n\t"
+
+/* acc[0..2] += column p . row, groups >= 1; as dot_4x1. */
+__attribute__((naked, noipa)) static void dot_3x1(QUAD_REGISTER const int16_t *x, QUAD_REGISTER const int8_t *w,
+                                                   QUAD_REGISTER int32_t groups, QUAD_REGISTER int32_t acc[3]) {
+    __asm__ volatile(
+        "push {r3-r11, lr}\n\t"
+        "ldm r3, {r4-r6}\n\t"
+        "lsrs r2, r2, #1\n\t"
+        "bcc 1f\n\t"
+        TRIPLE_GROUP
+        "1:\n\t"
+        "lsrs r2, r2, #1\n\t"
+        "bcc 2f\n\t"
+        TRIPLE_GROUP
+        TRIPLE_GROUP
+        "2:\n\t"
+        "beq 4f\n\t"
+        "3:\n\t"
+        TRIPLE_GROUP
+        TRIPLE_GROUP
+        TRIPLE_GROUP
+        TRIPLE_GROUP
+        "subs r2, r2, #1\n\t"
+        "bne 3b\n\t"
+        "4:\n\t"
+        "ldr r3, [sp]\n\t"
+        "stm r3, {r4-r6}\n\t"
+        "pop {r3-r11, pc}\n\t");
+}
 #else
-static void dot_4x1(const int16_t *x, const int8_t *w, int32_t groups, int32_t acc[4]) {
-    for (; groups > 0; --groups, x += 16, w += 4) {
+/* acc[p] += column p . row for p < pixels (columns 4 * pixels halfwords per group). */
+static void dot_columns(const int16_t *x, const int8_t *w, int32_t groups, int32_t acc[4], int32_t pixels) {
+    for (; groups > 0; --groups, x += 4 * pixels, w += 4) {
         int32_t word = mcu_read32(w);
         int32_t w02 = mcu_sxtb16(word), w13 = mcu_sxtb16_ror8(word);
-        for (int32_t p = 0; p < 4; ++p) {
+        for (int32_t p = 0; p < pixels; ++p) {
             acc[p] = mcu_smlad(mcu_read32(x + 4 * p + 2), w13, mcu_smlad(mcu_read32(x + 4 * p), w02, acc[p]));
         }
     }
+}
+
+static void dot_4x1(const int16_t *x, const int8_t *w, int32_t groups, int32_t acc[4]) {
+    dot_columns(x, w, groups, acc, 4);
+}
+
+static void dot_3x1(const int16_t *x, const int8_t *w, int32_t groups, int32_t acc[4]) {
+    dot_columns(x, w, groups, acc, 3);
 }
 #endif
 
@@ -103,20 +158,24 @@ MCU_DSP_INLINE int8_t quad_output(const mcu_dsp_gemm_output *output, int32_t acc
 static void quad_general(const mcu_dsp_gemm_output *output, const int32_t acc[4], int32_t o, int8_t *const out[4]) {
     mcu_dsp_scale scale = mcu_dsp_scale_of(output->multiplier[o], output->shift[o], mcu_dsp_bias_of(output, o),
                                            output->reach);
-    for (int32_t p = 3; p >= 0; --p) {
+    for (int32_t p = 3; p >= 0; --p) {   /* a triple's acc[3] is the bias: out[3] = out[0] */
         out[p][o] = mcu_dsp_output_any(acc[p], &scale, output->output_offset, output->activation.min,
                                        output->activation.max);
     }
 }
 
 MCU_DSP_INLINE void quad(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
-                         int32_t channels, int8_t *const out[4], int32_t mode) {
+                         int32_t channels, int8_t *const out[4], int32_t mode, int32_t pixels) {
     int32_t groups = row / 4;
     int8_t *out0 = out[0], *out1 = out[1], *out2 = out[2], *out3 = out[3];
     for (int32_t o = 0; o < channels; ++o, w += row) {
         int32_t start = mcu_dsp_bias_of(output, o);
         int32_t acc[4] = {start, start, start, start};
-        dot_4x1(columns, w, groups, acc);
+        if (pixels == 4) {
+            dot_4x1(columns, w, groups, acc);
+        } else {
+            dot_3x1(columns, w, groups, acc);
+        }
         if (mode == QUAD_GENERAL) {
             quad_general(output, acc, o, out);
             continue;
@@ -127,7 +186,9 @@ MCU_DSP_INLINE void quad(const mcu_dsp_gemm_output *output, const int16_t *colum
             round += (int32_t)((uint32_t)output->output_offset << right);
         }
         int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-        out3[o] = quad_output(output, a3, multiplier, round, right, mode);
+        if (pixels == 4) {
+            out3[o] = quad_output(output, a3, multiplier, round, right, mode);
+        }
         out2[o] = quad_output(output, a2, multiplier, round, right, mode);
         out1[o] = quad_output(output, a1, multiplier, round, right, mode);
         out0[o] = quad_output(output, a0, multiplier, round, right, mode);
@@ -136,15 +197,30 @@ MCU_DSP_INLINE void quad(const mcu_dsp_gemm_output *output, const int16_t *colum
 
 void mcu_dsp_quad_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                              int32_t row, int32_t channels, int8_t *const out[4]) {
-    quad(output, columns, w, row, channels, out, QUAD_SATURATING);
+    quad(output, columns, w, row, channels, out, QUAD_SATURATING, 4);
 }
 
 void mcu_dsp_quad_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
                          int32_t channels, int8_t *const out[4]) {
-    quad(output, columns, w, row, channels, out, QUAD_SIMPLE);
+    quad(output, columns, w, row, channels, out, QUAD_SIMPLE, 4);
 }
 
 void mcu_dsp_quad_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                           int32_t row, int32_t channels, int8_t *const out[4]) {
-    quad(output, columns, w, row, channels, out, QUAD_GENERAL);
+    quad(output, columns, w, row, channels, out, QUAD_GENERAL, 4);
+}
+
+void mcu_dsp_triple_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                               int32_t row, int32_t channels, int8_t *const out[4]) {
+    quad(output, columns, w, row, channels, out, QUAD_SATURATING, 3);
+}
+
+void mcu_dsp_triple_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                           int32_t row, int32_t channels, int8_t *const out[4]) {
+    quad(output, columns, w, row, channels, out, QUAD_SIMPLE, 3);
+}
+
+void mcu_dsp_triple_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                            int32_t row, int32_t channels, int8_t *const out[4]) {
+    quad(output, columns, w, row, channels, out, QUAD_GENERAL, 3);
 }

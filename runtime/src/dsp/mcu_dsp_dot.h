@@ -131,7 +131,7 @@ static inline int32_t mcu_dsp_dot_1x1(const int16_t *x, const int8_t *w, int32_t
     "sxtab16 %[a], %[offset], %[a]\n\t"                        \
     "strd %[a], %[b], [%[column]], #" bytes "\n\t"
 
-/* The widening below for columns 16 or 32 bytes per group (a pair, a quad): four groups per
+/* The widening below for columns 16, 24 or 32 bytes per group (a pair, triple, quad): four groups per
  * iteration (18 instructions per 16 values), then the rest one by one. */
 #define MCU_WIDEN_ASM(bytes)                                                              \
     __asm__ volatile(                                                                     \
@@ -156,14 +156,16 @@ static inline int32_t mcu_dsp_dot_1x1(const int16_t *x, const int8_t *w, int32_t
 
 /* q15 widening of `count` (a multiple of 4) int8 values plus the offset (both halves of
  * `offset_pair`) into column groups `stride` halfwords apart (8: one column of an
- * interleaved pair, 16: of a quad), each group stored (x0, x2, x1, x3). */
+ * interleaved pair, 12: of a triple, 16: of a quad), each group stored (x0, x2, x1, x3). */
 static inline void mcu_dsp_widen(const int8_t *source, int32_t count, int32_t offset_pair, int16_t *column,
                                  int32_t stride) {
 #if MCU_DSP_NATIVE
-    if (count > 0 && (stride == 8 || stride == 16)) {
+    if (count > 0 && (stride == 8 || stride == 12 || stride == 16)) {
         int32_t groups = count / 4, quads, a, b;
         if (stride == 16) {
             MCU_WIDEN_ASM("32");
+        } else if (stride == 12) {
+            MCU_WIDEN_ASM("24");
         } else {
             MCU_WIDEN_ASM("16");
         }

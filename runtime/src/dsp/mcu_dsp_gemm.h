@@ -75,13 +75,26 @@ void mcu_dsp_quad_simple(const mcu_dsp_gemm_output *output, const int16_t *colum
 void mcu_dsp_quad_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                           int32_t row, int32_t channels, int8_t *const out[4]);
 
-/* The quad version for this call, by the rules of mcu_dsp_gemm_for. */
-static inline mcu_dsp_quad_function mcu_dsp_quad_for(const mcu_dsp_gemm_output *output, int32_t channels) {
+/* The triple stage: the same with three columns (column c's group g at halfword 12g + 4c);
+ * out[3] is not written. */
+void mcu_dsp_triple_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                               int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_triple_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                           int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_triple_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                            int32_t row, int32_t channels, int8_t *const out[4]);
+
+/* The quad (pixels 4) or triple (3) version for this call, by the rules of mcu_dsp_gemm_for. */
+static inline mcu_dsp_quad_function mcu_dsp_quad_for(const mcu_dsp_gemm_output *output, int32_t channels,
+                                                     int32_t pixels) {
     mcu_dsp_gemm_function pair = mcu_dsp_gemm_for(output, channels);
     if (pair == mcu_dsp_gemm_general) {
-        return mcu_dsp_quad_general;
+        return pixels == 4 ? mcu_dsp_quad_general : mcu_dsp_triple_general;
     }
-    return pair == mcu_dsp_gemm_saturating ? mcu_dsp_quad_saturating : mcu_dsp_quad_simple;
+    if (pair == mcu_dsp_gemm_saturating) {
+        return pixels == 4 ? mcu_dsp_quad_saturating : mcu_dsp_triple_saturating;
+    }
+    return pixels == 4 ? mcu_dsp_quad_simple : mcu_dsp_triple_simple;
 }
 
 #endif /* MCU_DSP_GEMM_H */

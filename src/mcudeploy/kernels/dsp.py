@@ -5,10 +5,10 @@
 Variant: technique; scratch; overlap rule (how the planner may share bytes with the input).
 
 * ``dsp-conv``: im2col to q15 (SXTAB16 adds the input offset; C % 4 != 0, the first layers:
-  kernel rows inside the input copied as runs of kW*C bytes); K >= 64 when its 8*Kp scratch
-  bytes fit the budget of :func:`.prepared.scratch_budget`: 4 pixels x 1 output channel (LDM
-  of the columns, one weight word widened for four pixels: 25 instructions per 32 MACs);
-  otherwise 2 pixels x 2 output channels, scratch 4*Kp bytes;
+  kernel rows inside the input copied as runs of kW*C bytes); K >= 64: 4 pixels x 1 output
+  channel (LDM of the columns, one weight word widened for four pixels: 25 instructions per
+  32 MACs), scratch 8*Kp bytes, or 3 pixels (6*Kp) when only that fits the budget of
+  :func:`.prepared.scratch_budget`; otherwise 2 pixels x 2 output channels, scratch 4*Kp;
   SMLAD; without an activation clamp a "saturating" output stage (the output offset in the
   rounding term, SSAT); +Kp scratch bytes when C % 4 != 0; blocks of 4 / 2 pixels that
   read their fields first (:func:`.overlap_blocked.conv_block_proof`).
@@ -26,7 +26,7 @@ Variant: technique; scratch; overlap rule (how the planner may share bytes with 
   scratch; the reference proof.
 
 Offline preparation (``prepare_constants``): conv / fully connected weight rows padded to
-``Kp = ceil4(K)``, conv rows with K >= 64 left plain (:func:`plain_rows`), the others
+``Kp = ceil4(K)``, conv rows of 3- and 4-pixel blocks left plain (:func:`plain_rows`), the others
 interleaved by pairs of output channels (:func:`paired_rows`; fully connected: by fours,
 :func:`quad_rows`);
 depthwise weights grouped by four channels, tap by tap (:func:`depthwise_groups`).
@@ -122,16 +122,16 @@ def plain_rows(rows: np.ndarray) -> np.ndarray:
     return padded.reshape(-1)
 
 
-def conv_is_quad(node: Node) -> bool:
-    """Whether the C kernel takes its quad blocks (4 pixels x 1 channel) for this conv: the
-    header's own rule, ``MCU_CONV2D_S8_DSP_QUAD`` (K >= 64 and the quad scratch within the
-    budget of :func:`.prepared.scratch_budget`)."""
-    return bool(scratch_formula("MCU_CONV2D_S8_DSP_QUAD", **_conv_sizes(node)))
+def conv_block(node: Node) -> int:
+    """The output pixels per block the C kernel takes for this conv: the header's own rule,
+    ``MCU_CONV2D_S8_DSP_BLOCK``: 4 (quad) or 3 (triple) x 1 output channel when K >= 64 and
+    their scratch fits the budget of :func:`.prepared.scratch_budget`, else 2 x 2 channels."""
+    return scratch_formula("MCU_CONV2D_S8_DSP_BLOCK", **_conv_sizes(node))
 
 
 def conv_constants(node: Node, params) -> dict[int, np.ndarray]:
     rows = weight_rows(node)
-    return {1: plain_rows(rows) if conv_is_quad(node) else paired_rows(rows)}
+    return {1: plain_rows(rows) if conv_block(node) > 2 else paired_rows(rows)}
 
 
 def depthwise_groups(weights: np.ndarray) -> np.ndarray:
@@ -159,9 +159,9 @@ def depthwise_constants(node: Node, params) -> dict[int, np.ndarray]:
 
 
 def conv_blocks_proof(node: Node, value) -> int | str:
-    """The overlap proof of the conv's blocks: 4 pixels (quad) or 2, each reading its fields
-    before its first store."""
-    return conv_block_proof(4 if conv_is_quad(node) else 2, reads_first=True)(node, value)
+    """The overlap proof of the conv's blocks (:func:`conv_block` pixels), each reading its
+    fields before its first store."""
+    return conv_block_proof(conv_block(node), reads_first=True)(node, value)
 
 
 DSP_CONV = register(KernelVariant(
