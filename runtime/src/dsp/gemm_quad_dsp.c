@@ -44,6 +44,21 @@
 
 #define QUAD_PAIR "ldrd r3, r12, [r1], #8\n\t" QUAD_GROUP("r3") QUAD_GROUP("r12")
 
+/* r4-r7 += the four columns at r0 . the row at r1 (both advanced), r2 = groups >= 1. */
+#define QUAD_DOT                                                                       \
+    "lsrs r2, r2, #1\n\t"                                                               \
+    "bcc 1f\n\t"                                                                        \
+    "ldr r3, [r1], #4\n\t" QUAD_GROUP("r3")                                             \
+    "1:\n\t"                                                                            \
+    "lsrs r2, r2, #1\n\t"   /* C: an odd pair; Z: no loop (nothing below sets flags) */ \
+    "bcc 2f\n\t" QUAD_PAIR                                                              \
+    "2:\n\t"                                                                            \
+    "beq 4f\n\t"                                                                        \
+    "3:\n\t" QUAD_PAIR QUAD_PAIR                                                        \
+    "subs r2, r2, #1\n\t"                                                               \
+    "bne 3b\n\t"                                                                        \
+    "4:\n\t"
+
 /* acc[0..3] += column p . row, groups >= 1 (AAPCS: x r0, w r1, groups r2, acc r3). Naked:
  * all fourteen registers are the loop's; noipa: callers assume the whole AAPCS clobber set. */
 #define QUAD_REGISTER __attribute__((unused))   /* read by the asm through r0-r3 */
@@ -52,22 +67,7 @@ __attribute__((naked, noipa)) static void dot_4x1(QUAD_REGISTER const int16_t *x
     __asm__ volatile(
         "push {r3-r11, lr}\n\t"
         "ldm r3, {r4-r7}\n\t"
-        "lsrs r2, r2, #1\n\t"
-        "bcc 1f\n\t"
-        "ldr r3, [r1], #4\n\t"
-        QUAD_GROUP("r3")
-        "1:\n\t"
-        "lsrs r2, r2, #1\n\t"          /* C: an odd pair; Z: no loop (nothing below sets flags) */
-        "bcc 2f\n\t"
-        QUAD_PAIR
-        "2:\n\t"
-        "beq 4f\n\t"
-        "3:\n\t"
-        QUAD_PAIR
-        QUAD_PAIR
-        "subs r2, r2, #1\n\t"
-        "bne 3b\n\t"
-        "4:\n\t"
+        QUAD_DOT
         "ldr r3, [sp]\n\t"
         "stm r3, {r4-r7}\n\t"
         "pop {r3-r11, pc}\n\t");
@@ -114,6 +114,122 @@ __attribute__((naked, noipa)) static void dot_3x1(QUAD_REGISTER const int16_t *x
         "ldr r3, [sp]\n\t"
         "stm r3, {r4-r6}\n\t"
         "pop {r3-r11, pc}\n\t");
+}
+
+/* The quad's whole channel loop in asm, for bias != NULL and every channel simple with a
+ * shift of -1..-22 (the offset folded into the rounding term, as the saturating stage of
+ * mcu_dsp_gemm.h). The job (quad_job, word offsets in the comments) is advanced in place. */
+typedef struct {
+    const int16_t *columns;       /* 0 */
+    int32_t groups;               /* 4 */
+    const int32_t *bias;          /* 8, advanced */
+    const int32_t *multiplier;    /* 12, advanced */
+    const int32_t *shift;         /* 16, advanced */
+    int32_t offset;               /* 20 */
+    const int8_t *w_end;          /* 24: the end of the last row */
+    int32_t low4, high4;          /* 28, 32: the activation bounds, four bytes each */
+    int8_t *out[4];               /* 36..48, advanced */
+    const int8_t *w;              /* 52 */
+} quad_job;
+
+/* Channel start: acc = bias, the dot product, the channel's scale (r8 multiplier, r9 right,
+ * r10 round = 2^(right-1) + offset * 2^right) and the four rounded, saturated outputs. */
+#define QUAD_ROUND(acc)                           \
+    "lsl r3, " acc ", #1\n\t"                     \
+    "smmlar r3, r3, r8, r10\n\t"                  \
+    "add r3, r3, " acc ", asr #31\n\t"            \
+    "asr r3, r3, r9\n\t"                          \
+    "ssat " acc ", #8, r3\n\t"
+
+#define QUAD_CHANNEL                              \
+    "5:\n\t"                                      \
+    "ldr r12, [sp]\n\t"                           \
+    "ldr r3, [r12, #8]\n\t"                       \
+    "ldr r4, [r3], #4\n\t"                        \
+    "str r3, [r12, #8]\n\t"                       \
+    "mov r5, r4\n\t"                              \
+    "mov r6, r4\n\t"                              \
+    "mov r7, r4\n\t"                              \
+    "ldrd r0, r2, [r12]\n\t"                      \
+    QUAD_DOT                                      \
+    "ldr r12, [sp]\n\t"                           \
+    "ldr r3, [r12, #12]\n\t"                      \
+    "ldr r8, [r3], #4\n\t"                        \
+    "str r3, [r12, #12]\n\t"                      \
+    "ldr r3, [r12, #16]\n\t"                      \
+    "ldr r9, [r3], #4\n\t"                        \
+    "str r3, [r12, #16]\n\t"                      \
+    "rsb r9, r9, #0\n\t"                          \
+    "ldr r10, [r12, #20]\n\t"                     \
+    "lsl r10, r10, r9\n\t"                        \
+    "mov r11, #1\n\t"                             \
+    "lsl r11, r11, r9\n\t"                        \
+    "add r10, r10, r11, lsr #1\n\t"               \
+    QUAD_ROUND("r4") QUAD_ROUND("r5") QUAD_ROUND("r6") QUAD_ROUND("r7")
+
+/* Channel end: the next channel while r1 has not reached w_end (r12 = job + 36). */
+#define QUAD_NEXT                                 \
+    "stm r12, {r8-r11}\n\t"                       \
+    "ldr r3, [r12, #-12]\n\t"                     \
+    "cmp r1, r3\n\t"                              \
+    "bne 5b\n\t"
+
+/* No activation clamp: the four bytes stored as they are (pixels 3, 2, 1, 0). */
+__attribute__((naked, noipa)) static void quad_channels_saturating(QUAD_REGISTER quad_job *job) {
+    __asm__ volatile(
+        "push {r0, r4-r11, lr}\n\t"
+        "ldr r1, [r0, #52]\n\t"
+        QUAD_CHANNEL
+        "add r12, r12, #36\n\t"
+        "ldm r12, {r8-r11}\n\t"
+        "strb r7, [r11], #1\n\t"
+        "strb r6, [r10], #1\n\t"
+        "strb r5, [r9], #1\n\t"
+        "strb r4, [r8], #1\n\t"
+        QUAD_NEXT
+        "pop {r0, r4-r11, pc}\n\t");
+}
+
+/* An activation clamp: the four bytes packed, clamped bytewise (SSUB8 + SEL: max with low,
+ * min with high), then stored. */
+__attribute__((naked, noipa)) static void quad_channels_clamped(QUAD_REGISTER quad_job *job) {
+    __asm__ volatile(
+        "push {r0, r4-r11, lr}\n\t"
+        "ldr r1, [r0, #52]\n\t"
+        QUAD_CHANNEL
+        "bfi r4, r5, #8, #8\n\t"
+        "bfi r4, r6, #16, #8\n\t"
+        "bfi r4, r7, #24, #8\n\t"
+        "ldrd r2, r3, [r12, #28]\n\t"
+        "ssub8 r0, r4, r2\n\t"
+        "sel r4, r4, r2\n\t"
+        "ssub8 r0, r4, r3\n\t"
+        "sel r4, r3, r4\n\t"
+        "add r12, r12, #36\n\t"
+        "ldm r12, {r8-r11}\n\t"
+        "lsr r5, r4, #24\n\t"
+        "strb r5, [r11], #1\n\t"
+        "lsr r5, r4, #16\n\t"
+        "strb r5, [r10], #1\n\t"
+        "lsr r5, r4, #8\n\t"
+        "strb r5, [r9], #1\n\t"
+        "strb r4, [r8], #1\n\t"
+        QUAD_NEXT
+        "pop {r0, r4-r11, pc}\n\t");
+}
+
+/* The job of one block (channels >= 1). */
+static void quad_job_run(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
+                         int32_t channels, int8_t *const out[4], int32_t clamped) {
+    uint32_t low = (uint8_t)(int8_t)output->activation.min, high = (uint8_t)(int8_t)output->activation.max;
+    quad_job job = {columns, row / 4, output->bias, output->multiplier, output->shift, output->output_offset,
+                    w + channels * row, (int32_t)(low * 0x01010101u), (int32_t)(high * 0x01010101u),
+                    {out[0], out[1], out[2], out[3]}, w};
+    if (clamped) {
+        quad_channels_clamped(&job);
+    } else {
+        quad_channels_saturating(&job);
+    }
 }
 #else
 /* acc[p] += column p . row for p < pixels (columns 4 * pixels halfwords per group). */
@@ -223,4 +339,27 @@ void mcu_dsp_triple_simple(const mcu_dsp_gemm_output *output, const int16_t *col
 void mcu_dsp_triple_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                             int32_t row, int32_t channels, int8_t *const out[4]) {
     quad(output, columns, w, row, channels, out, QUAD_GENERAL, 3);
+}
+
+/* The asm channel loops (mcu_dsp_gemm.h: mcu_dsp_quad_fast_for); portable builds: the C ones. */
+void mcu_dsp_quad_saturating_fast(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                                  int32_t row, int32_t channels, int8_t *const out[4]) {
+#if MCU_DSP_NATIVE
+    if (channels > 0) {
+        quad_job_run(output, columns, w, row, channels, out, 0);
+    }
+#else
+    quad(output, columns, w, row, channels, out, QUAD_SATURATING, 4);
+#endif
+}
+
+void mcu_dsp_quad_clamped_fast(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                               int32_t row, int32_t channels, int8_t *const out[4]) {
+#if MCU_DSP_NATIVE
+    if (channels > 0) {
+        quad_job_run(output, columns, w, row, channels, out, 1);
+    }
+#else
+    quad(output, columns, w, row, channels, out, QUAD_SIMPLE, 4);
+#endif
 }

@@ -84,17 +84,26 @@ void mcu_dsp_triple_simple(const mcu_dsp_gemm_output *output, const int16_t *col
 void mcu_dsp_triple_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
                             int32_t row, int32_t channels, int8_t *const out[4]);
 
+/* The quad's channel loops in asm (bias != NULL, every channel simple, shifts -1..-22, the
+ * offset folded into the rounding term): without an activation clamp, and with one (SSUB8 +
+ * SEL on the four pixels' bytes). */
+void mcu_dsp_quad_saturating_fast(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                                  int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_quad_clamped_fast(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                               int32_t row, int32_t channels, int8_t *const out[4]);
+
 /* The quad (pixels 4) or triple (3) version for this call, by the rules of mcu_dsp_gemm_for. */
 static inline mcu_dsp_quad_function mcu_dsp_quad_for(const mcu_dsp_gemm_output *output, int32_t channels,
                                                      int32_t pixels) {
     mcu_dsp_gemm_function pair = mcu_dsp_gemm_for(output, channels);
+    int32_t fast = pixels == 4 && output->bias != NULL && mcu_dsp_shifts_small(output->shift, channels);
     if (pair == mcu_dsp_gemm_general) {
         return pixels == 4 ? mcu_dsp_quad_general : mcu_dsp_triple_general;
     }
     if (pair == mcu_dsp_gemm_saturating) {
-        return pixels == 4 ? mcu_dsp_quad_saturating : mcu_dsp_triple_saturating;
+        return fast ? mcu_dsp_quad_saturating_fast : pixels == 4 ? mcu_dsp_quad_saturating : mcu_dsp_triple_saturating;
     }
-    return pixels == 4 ? mcu_dsp_quad_simple : mcu_dsp_triple_simple;
+    return fast ? mcu_dsp_quad_clamped_fast : pixels == 4 ? mcu_dsp_quad_simple : mcu_dsp_triple_simple;
 }
 
 #endif /* MCU_DSP_GEMM_H */
