@@ -231,7 +231,7 @@ static void fields_inside(const conv_shape *shape, const int8_t *origin, int32_t
  * missing ones of a last block: zeros). */
 static void block_fields(const conv_shape *shape, const int8_t *in, int32_t pointwise, int32_t pixel,
                          int32_t valid, int32_t block, int16_t *columns) {
-    int8_t *gathered = (int8_t *)(columns + block * shape->row);
+    int8_t *gathered = (int8_t *)(columns + shape->stride / 4 * shape->row);   /* after the full block's columns */
     const int8_t *origin;
     if (!pointwise && valid == block && block_inside(shape, in, pixel, block, &origin)) {
         fields_inside(shape, origin, block, columns);
