@@ -107,7 +107,7 @@ static void field_by_bytes(const conv_shape *shape, const int8_t *in, int32_t ba
         }
     }
     memset(cursor, shape->pad, (size_t)(shape->row - shape->depth));
-    mcu_dsp_widen(gathered, shape->row, shape->offset_pair, column, shape->stride);
+    widen_run(gathered, shape->row, shape->offset_pair, column, shape->stride);
 }
 
 /* `count` bytes from `source` to `target`, a word at a time while four remain (unaligned
@@ -142,7 +142,7 @@ static void field_by_runs(const conv_shape *shape, const int8_t *in, int32_t bat
             copy_run(cursor, in + ((batch * in_dims->h + in_y) * in_dims->w + in_x0) * in_dims->c, run);
         }
     }
-    mcu_dsp_widen(gathered, shape->row, shape->offset_pair, column, shape->stride);
+    widen_run(gathered, shape->row, shape->offset_pair, column, shape->stride);
 }
 
 /* The field of output pixel `pixel` into column `which` (0 or 1) of the pair at `columns`. */
@@ -199,12 +199,15 @@ static int32_t block_inside(const conv_shape *shape, const int8_t *in, int32_t p
                             const int8_t **origin) {
     const mcu_conv_params *p = shape->params;
     const mcu_dims *in_dims = shape->in_dims, *out_dims = shape->out_dims;
+    if (in_dims->c % 4 != 0 || p->dilation_w != 1) {   /* before the divisions: the first layers */
+        return 0;
+    }
     int32_t x = pixel % out_dims->w, y = (pixel / out_dims->w) % out_dims->h;
     int32_t batch = pixel / (out_dims->w * out_dims->h);
     int32_t in_x0 = x * p->stride_w - p->pad_left, in_y0 = y * p->stride_h - p->pad_top;
     int32_t last_x = in_x0 + (block - 1) * p->stride_w + shape->w_dims->w;
     int32_t last_y = in_y0 + (shape->w_dims->h - 1) * p->dilation_h + 1;
-    if (in_dims->c % 4 != 0 || p->dilation_w != 1 || x + block > out_dims->w || in_x0 < 0 || in_y0 < 0
+    if (x + block > out_dims->w || in_x0 < 0 || in_y0 < 0
         || last_x > in_dims->w || last_y > in_dims->h) {
         return 0;
     }
