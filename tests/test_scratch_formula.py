@@ -31,7 +31,13 @@ def test_formulas_evaluate_as_c_does():
     assert scratch_formula("MCU_MAX", 3, 9) == 9 and scratch_formula("MCU_MAX", 9, 3) == 9
     assert scratch_formula("MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES", depth=20) == 64
     assert scratch_formula("MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES", depth=32) == 0
-    assert scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", depth=27, in_c=3) == 4 * 28 + 28
+    assert scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", depth=27, in_c=3, in_bytes=300, out_bytes=300) == 4 * 28 + 28
+    # K >= 64: four columns (quad) when 8 * Kp fits max(1 KiB, (in + out) / 2), else three, else two
+    assert scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", 144, 16, 16384, 16384) == 8 * 144
+    assert scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", 576, 64, 4096, 4096) == 6 * 576
+    assert scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", 1024, 1024, 2048, 2048) == 4 * 1024
+    assert scratch_formula("MCU_CONV2D_S8_DSP_BLOCK", 60, 4, 100, 100) == 2
+    assert scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", 100, 4, 100, 100) == 8 * 100
 
 
 def test_formulas_outside_the_shared_subset_are_refused(monkeypatch):

@@ -29,10 +29,23 @@ extern "C" {
  * is O * Kp bytes, 4-byte aligned. */
 
 /* Conv, groups = 1 (in c == w c), any kernel size, stride, dilation and padding.
- * w: paired rows; bias as the reference's. Scratch: two q15 columns of Kp values
- * (4 * Kp bytes), plus Kp bytes when C % 4 != 0; 4-byte aligned. */
-#define MCU_CONV2D_S8_DSP_SCRATCH_BYTES(depth, in_c) \
-    (4 * MCU_ROUND_UP(depth, 4) + ((in_c) % 4 != 0) * MCU_ROUND_UP(depth, 4))   /* depth K = kH * kW * C */
+ * Blocks of B output pixels: when K = kH * kW * C >= 64, B = 4 ("quad") or else 3
+ * ("triple"), whichever is the largest whose scratch, B q15 columns (2 * B * Kp bytes), stays
+ * within the optimised variants' budget max(1 KiB, (input bytes + output bytes) / 2)
+ * (src/mcudeploy/kernels/prepared.py), each block x one output channel: w = the rows
+ * zero-padded to Kp, plain (row o at byte o * Kp). Otherwise B = 2 x two output channels:
+ * w = paired rows. Scratch 2 * B * Kp bytes, plus Kp when C % 4 != 0; 4-byte aligned. Bias
+ * as the reference's. in_bytes / out_bytes = N*H*W*C of the input / output. */
+#define MCU_CONV2D_S8_DSP_EXTRA_BYTES(depth, in_c) (((in_c) % 4 != 0) * MCU_ROUND_UP(depth, 4))
+#define MCU_CONV2D_S8_DSP_FITS(pixels, depth, in_c, in_bytes, out_bytes)                           \
+    (2 * (pixels) * MCU_ROUND_UP(depth, 4) + MCU_CONV2D_S8_DSP_EXTRA_BYTES(depth, in_c)            \
+     <= MCU_MAX(1024, ((in_bytes) + (out_bytes)) / 2))
+#define MCU_CONV2D_S8_DSP_BLOCK(depth, in_c, in_bytes, out_bytes)                                  \
+    (2 + ((depth) >= 64) * (MCU_CONV2D_S8_DSP_FITS(3, depth, in_c, in_bytes, out_bytes)            \
+                            + MCU_CONV2D_S8_DSP_FITS(4, depth, in_c, in_bytes, out_bytes)))
+#define MCU_CONV2D_S8_DSP_SCRATCH_BYTES(depth, in_c, in_bytes, out_bytes)                          \
+    (2 * MCU_CONV2D_S8_DSP_BLOCK(depth, in_c, in_bytes, out_bytes) * MCU_ROUND_UP(depth, 4)        \
+     + MCU_CONV2D_S8_DSP_EXTRA_BYTES(depth, in_c))
 int32_t mcu_conv2d_s8_dsp_scratch_size(const mcu_conv_params *params, const mcu_dims *in_dims,
                                        const mcu_dims *w_dims, const mcu_dims *out_dims);
 mcu_status mcu_conv2d_s8_dsp(const mcu_context *ctx, const mcu_conv_params *params,

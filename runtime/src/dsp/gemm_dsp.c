@@ -6,16 +6,12 @@
 #include "mcu_dsp_dot.h"
 #include "mcu_dsp_gemm.h"
 
-MCU_DSP_INLINE int32_t bias_of(const mcu_dsp_gemm_output *output, int32_t channel) {
-    return output->bias != NULL ? output->bias[channel] : 0;
-}
-
 /* The scale of `channel`; `simple` (a constant after inlining): every channel is simple. */
 MCU_DSP_INLINE mcu_dsp_scale scale_of(const mcu_dsp_gemm_output *output, int32_t channel, int32_t simple) {
     if (simple) {
         return mcu_dsp_simple_scale_of(output->multiplier[channel], output->shift[channel]);
     }
-    return mcu_dsp_scale_of(output->multiplier[channel], output->shift[channel], bias_of(output, channel),
+    return mcu_dsp_scale_of(output->multiplier[channel], output->shift[channel], mcu_dsp_bias_of(output, channel),
                             output->reach);
 }
 
@@ -46,7 +42,7 @@ MCU_DSP_INLINE int8_t saturated(int32_t acc, const saturating_scale *scale) {
 MCU_DSP_INLINE void pair_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *rows,
                                     int32_t groups, int32_t o, int8_t *out0, int8_t *out1) {
     saturating_scale scale_a = saturating_of(output, o), scale_b = saturating_of(output, o + 1);
-    int32_t acc[4] = {bias_of(output, o), bias_of(output, o + 1), 0, 0};
+    int32_t acc[4] = {mcu_dsp_bias_of(output, o), mcu_dsp_bias_of(output, o + 1), 0, 0};
     if (out1 != NULL) {
         acc[2] = acc[0];
         acc[3] = acc[1];
@@ -70,7 +66,7 @@ MCU_DSP_INLINE void gemm(const mcu_dsp_gemm_output *output, const int16_t *colum
             continue;
         }
         mcu_dsp_scale scale_a = scale_of(output, o, simple), scale_b = scale_of(output, o + 1, simple);
-        int32_t acc[4] = {bias_of(output, o), bias_of(output, o + 1), 0, 0};
+        int32_t acc[4] = {mcu_dsp_bias_of(output, o), mcu_dsp_bias_of(output, o + 1), 0, 0};
         if (out1 != NULL) {
             acc[2] = acc[0];
             acc[3] = acc[1];
@@ -85,7 +81,7 @@ MCU_DSP_INLINE void gemm(const mcu_dsp_gemm_output *output, const int16_t *colum
     }
     if (o < channels) {
         mcu_dsp_scale scale = scale_of(output, o, simple);
-        int32_t acc[2] = {bias_of(output, o), bias_of(output, o)};
+        int32_t acc[2] = {mcu_dsp_bias_of(output, o), mcu_dsp_bias_of(output, o)};
         if (out1 != NULL) {
             mcu_dsp_dot_2x1(columns, w + o * row, groups, acc);
             out1[o] = requantize(output, acc[1], &scale);

@@ -6,7 +6,7 @@
  *   out0[o] = clamp(mbqm(bias[o] + column 0 . row o, multiplier[o], shift[o]) + output_offset)
  *   out1[o] = the same for column 1 (the next pixel / row), when out1 != NULL
  *
- * Three versions (gemm_dsp.c): one for calls whose channels are all "simple"
+ * Three versions (gemm_dsp.c; the quad stage below has the same three): one for calls whose channels are all "simple"
  * (mcu_dsp_all_simple: left 1 and mask -1 become constants), one for any channel, and the
  * "saturating" one: simple, every shift -1..-22 and no activation clamp (min -128, max 127):
  * the output offset folded into the rounding term, which the floor of the shift carries
@@ -27,6 +27,11 @@ typedef struct {
     mcu_activation activation;
     int32_t reach;               /* mcu_dsp_reach(K) */
 } mcu_dsp_gemm_output;
+
+/* bias[channel], or 0 without a bias. */
+static inline int32_t mcu_dsp_bias_of(const mcu_dsp_gemm_output *output, int32_t channel) {
+    return output->bias != NULL ? output->bias[channel] : 0;
+}
 
 typedef void (*mcu_dsp_gemm_function)(const mcu_dsp_gemm_output *output, const int16_t *columns,
                                       const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
@@ -55,6 +60,50 @@ static inline mcu_dsp_gemm_function mcu_dsp_gemm_for(const mcu_dsp_gemm_output *
     }
     int32_t clamps = output->activation.min > -128 || output->activation.max < 127;
     return !clamps && mcu_dsp_shifts_small(output->shift, channels) ? mcu_dsp_gemm_saturating : mcu_dsp_gemm_simple;
+}
+
+/* The quad stage (gemm_quad_dsp.c): four columns interleaved by group (column c's group g
+ * at halfword 16g + 4c) times plain weight rows, one output channel at a time; out[p] =
+ * pixel p's output (out[0] again for the pixels a last block lacks). */
+typedef void (*mcu_dsp_quad_function)(const mcu_dsp_gemm_output *output, const int16_t *columns,
+                                      const int8_t *w, int32_t row, int32_t channels, int8_t *const out[4]);
+
+void mcu_dsp_quad_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                             int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_quad_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w, int32_t row,
+                         int32_t channels, int8_t *const out[4]);
+void mcu_dsp_quad_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                          int32_t row, int32_t channels, int8_t *const out[4]);
+
+/* The triple stage: the same with three columns (column c's group g at halfword 12g + 4c);
+ * out[3] is not written. */
+void mcu_dsp_triple_saturating(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                               int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_triple_simple(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                           int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_triple_general(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                            int32_t row, int32_t channels, int8_t *const out[4]);
+
+/* The quad's channel loops in asm (bias != NULL, every channel simple, shifts -1..-22, the
+ * offset folded into the rounding term): without an activation clamp, and with one (SSUB8 +
+ * SEL on the four pixels' bytes). */
+void mcu_dsp_quad_saturating_fast(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                                  int32_t row, int32_t channels, int8_t *const out[4]);
+void mcu_dsp_quad_clamped_fast(const mcu_dsp_gemm_output *output, const int16_t *columns, const int8_t *w,
+                               int32_t row, int32_t channels, int8_t *const out[4]);
+
+/* The quad (pixels 4) or triple (3) version for this call, by the rules of mcu_dsp_gemm_for. */
+static inline mcu_dsp_quad_function mcu_dsp_quad_for(const mcu_dsp_gemm_output *output, int32_t channels,
+                                                     int32_t pixels) {
+    mcu_dsp_gemm_function pair = mcu_dsp_gemm_for(output, channels);
+    int32_t fast = pixels == 4 && output->bias != NULL && mcu_dsp_shifts_small(output->shift, channels);
+    if (pair == mcu_dsp_gemm_general) {
+        return pixels == 4 ? mcu_dsp_quad_general : mcu_dsp_triple_general;
+    }
+    if (pair == mcu_dsp_gemm_saturating) {
+        return fast ? mcu_dsp_quad_saturating_fast : pixels == 4 ? mcu_dsp_quad_saturating : mcu_dsp_triple_saturating;
+    }
+    return fast ? mcu_dsp_quad_clamped_fast : pixels == 4 ? mcu_dsp_quad_simple : mcu_dsp_triple_simple;
 }
 
 #endif /* MCU_DSP_GEMM_H */

@@ -14,6 +14,7 @@
  *   smlad(a, b, c)  = c + a.lo*b.lo + a.hi*b.hi                (mod 2^32)
  *   smlabb / smlatt / smlabt / smlatb(a, b, c) = c + a.lo|hi * b.lo|hi   (mod 2^32)
  *   smmulr(a, b)    = (a*b + 2^31) >> 32                       (rounded high word)
+ *   smmlar(a, b, c) = c + smmulr(a, b)                         (mod 2^32)
  *   pkhbt(a, b)     = (a.lo, b.lo);  pkhtb(a, b) = (b.hi, a.hi)
  *   sel_max8(a, b)  = bytewise signed max (SSUB8 + SEL); min8(a, b) = bytewise signed min
  *   ssat8(x)        = clamp(x, -128, 127)                      (SSAT #8)
@@ -80,6 +81,12 @@ static inline int32_t mcu_smlatb(int32_t a, int32_t b, int32_t c) {
 static inline int32_t mcu_smmulr(int32_t a, int32_t b) {
     int32_t result;
     __asm__("smmulr %0, %1, %2" : "=r"(result) : "r"(a), "r"(b));
+    return result;
+}
+
+static inline int32_t mcu_smmlar(int32_t a, int32_t b, int32_t c) {
+    int32_t result;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(result) : "r"(a), "r"(b), "r"(c));
     return result;
 }
 
@@ -177,6 +184,10 @@ static inline int32_t mcu_smlatb(int32_t a, int32_t b, int32_t c) {
 
 static inline int32_t mcu_smmulr(int32_t a, int32_t b) {
     return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+}
+
+static inline int32_t mcu_smmlar(int32_t a, int32_t b, int32_t c) {
+    return (int32_t)((uint32_t)c + (uint32_t)mcu_smmulr(a, b));
 }
 
 static inline int32_t mcu_pkhbt(int32_t a, int32_t b) {

@@ -5,9 +5,12 @@
 Variant: technique; scratch; overlap rule (how the planner may share bytes with the input).
 
 * ``dsp-conv``: im2col to q15 (SXTAB16 adds the input offset; C % 4 != 0, the first layers:
-  kernel rows inside the input copied as runs of kW*C bytes), 2 pixels x 2 output channels,
+  kernel rows inside the input copied as runs of kW*C bytes); K >= 64: 4 pixels x 1 output
+  channel (LDM of the columns, one weight word widened for four pixels: 25 instructions per
+  32 MACs), scratch 8*Kp bytes, or 3 pixels (6*Kp) when only that fits the budget of
+  :func:`.prepared.scratch_budget`; otherwise 2 pixels x 2 output channels, scratch 4*Kp;
   SMLAD; without an activation clamp a "saturating" output stage (the output offset in the
-  rounding term, SSAT); scratch 4*Kp bytes (+Kp when C % 4 != 0); blocks of 2 pixels that
+  rounding term, SSAT); +Kp scratch bytes when C % 4 != 0; blocks of 4 / 2 pixels that
   read their fields first (:func:`.overlap_blocked.conv_block_proof`).
 * ``dsp-depthwise``: 4 channels per word, SXTAB16 + SMLABB / SMLATT, by output rows (scales
   decoded once per row and group); 3x3 with dilation 1 and borders of one missing column:
@@ -26,8 +29,9 @@ Variant: technique; scratch; overlap rule (how the planner may share bytes with 
   scratch; the reference proof.
 
 Offline preparation (``prepare_constants``): conv / fully connected weight rows padded to
-``Kp = ceil4(K)`` and interleaved by pairs of output channels (:func:`paired_rows`; fully
-connected: by fours, :func:`quad_rows`);
+``Kp = ceil4(K)``, conv rows of 3- and 4-pixel blocks left plain (:func:`plain_rows`), the others
+interleaved by pairs of output channels (:func:`paired_rows`; fully connected: by fours,
+:func:`quad_rows`);
 depthwise weights grouped by four channels, tap by tap (:func:`depthwise_groups`).
 
 The requantization uses SMMULR where a channel's accumulators provably stay below 2^30
@@ -105,13 +109,34 @@ def conv_accepts(node: Node) -> str | None:
     return _dot_refusal(node) or scratch_refusal(node, conv_scratch_bytes(node))
 
 
+def _conv_sizes(node: Node) -> dict[str, int]:
+    """The arguments of the conv's formula macros (``mcu_runtime_dsp.h``)."""
+    return {"depth": int(np.prod(node.inputs[1].shape[1:])), "in_c": node.inputs[0].shape[3],
+            "in_bytes": int(np.prod(node.inputs[0].shape)), "out_bytes": int(np.prod(node.outputs[0].shape))}
+
+
 def conv_scratch_bytes(node: Node) -> int:
-    return scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", depth=int(np.prod(node.inputs[1].shape[1:])),
-                           in_c=node.inputs[0].shape[3])
+    return scratch_formula("MCU_CONV2D_S8_DSP_SCRATCH_BYTES", **_conv_sizes(node))
+
+
+def plain_rows(rows: np.ndarray) -> np.ndarray:
+    """``[O, K]`` int8 rows -> the "quad" conv layout of ``mcu_runtime_dsp.h``: each row
+    zero-padded to ``Kp``, flat, ``O * Kp``."""
+    padded = np.zeros((rows.shape[0], row_length(rows.shape[1])), dtype=np.int8)
+    padded[:, :rows.shape[1]] = rows
+    return padded.reshape(-1)
+
+
+def conv_block(node: Node) -> int:
+    """The output pixels per block the C kernel takes for this conv: the header's own rule,
+    ``MCU_CONV2D_S8_DSP_BLOCK``: 4 (quad) or 3 (triple) x 1 output channel when K >= 64 and
+    their scratch fits the budget of :func:`.prepared.scratch_budget`, else 2 x 2 channels."""
+    return scratch_formula("MCU_CONV2D_S8_DSP_BLOCK", **_conv_sizes(node))
 
 
 def conv_constants(node: Node, params) -> dict[int, np.ndarray]:
-    return {1: paired_rows(weight_rows(node))}
+    rows = weight_rows(node)
+    return {1: plain_rows(rows) if conv_block(node) > 2 else paired_rows(rows)}
 
 
 def depthwise_groups(weights: np.ndarray) -> np.ndarray:
@@ -138,12 +163,18 @@ def depthwise_constants(node: Node, params) -> dict[int, np.ndarray]:
     return {1: depthwise_groups(weights)}
 
 
+def conv_blocks_proof(node: Node, value) -> int | str:
+    """The overlap proof of the conv's blocks (:func:`conv_block` pixels), each reading its
+    fields before its first store."""
+    return conv_block_proof(conv_block(node), reads_first=True)(node, value)
+
+
 DSP_CONV = register(KernelVariant(
     "dsp-conv", ("Conv",), "int8 conv, im2col to q15 + 2x2 SMLAD blocks (DSP extension)", rank=RANK,
     runs_on=has_dsp, core_requirement=DSP_CORES,
     accepts=conv_accepts, scratch_bytes=conv_scratch_bytes, overlap="proved",
-    overlap_proof=conv_block_proof(2, reads_first=True), function_suffix="_dsp",
-    sources=("dsp/conv_dsp.c", "dsp/gemm_dsp.c"), headers=HEADERS, prepare_constants=conv_constants,
+    overlap_proof=conv_blocks_proof, function_suffix="_dsp",
+    sources=("dsp/conv_dsp.c", "dsp/gemm_dsp.c", "dsp/gemm_quad_dsp.c"), headers=HEADERS, prepare_constants=conv_constants,
     scratch_check=scratch_call("mcu_conv2d_s8_dsp_scratch_size")))
 
 DSP_DEPTHWISE = register(KernelVariant(

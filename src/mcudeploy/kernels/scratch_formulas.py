@@ -17,9 +17,21 @@ FORMULAS: dict[str, tuple[tuple[str, ...], str]] = {
         ("out_h", "out_w", "out_c", "accumulator_bytes"),
         "((out_h) * (out_w) * (out_c) * (accumulator_bytes))",
     ),
-    "MCU_CONV2D_S8_DSP_SCRATCH_BYTES": (
+    "MCU_CONV2D_S8_DSP_EXTRA_BYTES": (
         ("depth", "in_c"),
-        "(4 * MCU_ROUND_UP(depth, 4) + ((in_c) % 4 != 0) * MCU_ROUND_UP(depth, 4))",
+        "(((in_c) % 4 != 0) * MCU_ROUND_UP(depth, 4))",
+    ),
+    "MCU_CONV2D_S8_DSP_FITS": (
+        ("pixels", "depth", "in_c", "in_bytes", "out_bytes"),
+        "(2 * (pixels) * MCU_ROUND_UP(depth, 4) + MCU_CONV2D_S8_DSP_EXTRA_BYTES(depth, in_c) <= MCU_MAX(1024, ((in_bytes) + (out_bytes)) / 2))",
+    ),
+    "MCU_CONV2D_S8_DSP_BLOCK": (
+        ("depth", "in_c", "in_bytes", "out_bytes"),
+        "(2 + ((depth) >= 64) * (MCU_CONV2D_S8_DSP_FITS(3, depth, in_c, in_bytes, out_bytes) + MCU_CONV2D_S8_DSP_FITS(4, depth, in_c, in_bytes, out_bytes)))",
+    ),
+    "MCU_CONV2D_S8_DSP_SCRATCH_BYTES": (
+        ("depth", "in_c", "in_bytes", "out_bytes"),
+        "(2 * MCU_CONV2D_S8_DSP_BLOCK(depth, in_c, in_bytes, out_bytes) * MCU_ROUND_UP(depth, 4) + MCU_CONV2D_S8_DSP_EXTRA_BYTES(depth, in_c))",
     ),
     "MCU_CONV2D_S8_MVE_SCRATCH_BYTES": (
         ("depth", "aligned_pointwise"),
