@@ -274,3 +274,24 @@ def test_a_weights_ram_limit_is_a_knob_on_slow_flash_and_a_move_to_it_leaves_the
     assert {m["weights_ram_limit"] for m in neighbours if m["weights"] == "auto"} >= {4096, 65536}
     internal = SpaceContext(load_target("stm32h743"), DeploymentOptions(target="stm32h743"))
     assert build_space(internal).values["weights_ram_limit"] == (None,)
+
+
+def test_a_batch_runs_at_most_one_rewrite_of_unknown_cost():
+    """The first batch proposes the levels, automatic tiling and the automatic split at once; a
+    rewrite value nothing has run yet costs anything (automatic tiling of a U-Net 256: 100 s), so
+    only the first of them runs in a batch, and the others wait for the next one."""
+    from mcudeploy.search.strategy import REWRITES, Proposer, unmeasured_rewrite
+    context = SpaceContext(load_target("stm32n6"), DeploymentOptions(target="stm32n6"), tiling=True, graph_split=True)
+    space = build_space(context)
+    proposer = Proposer(space, "memory")
+    default = Trial(space.base_config(), "PASS", metrics=Metrics(latency_us=1e6, on_chip_bytes=100_000), index=0,
+                    seconds=0.5)
+    first = proposer.next_batch([default])
+    rewrites = [c for c in first if any(c.get(k) for k in REWRITES)]
+    assert len(rewrites) == 1 and unmeasured_rewrite(rewrites[0], [default])
+    for config in first:
+        proposer.mark(config)
+    ran = [default] + [Trial(c, "PASS", metrics=Metrics(latency_us=1e6, on_chip_bytes=100_000), index=i + 1,
+                             seconds=0.5) for i, c in enumerate(first)]
+    second = proposer.next_batch(ran)
+    assert sum(unmeasured_rewrite(c, ran) for c in second) == 1
