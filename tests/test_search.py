@@ -295,3 +295,17 @@ def test_a_batch_runs_at_most_one_rewrite_of_unknown_cost():
                              seconds=0.5) for i, c in enumerate(first)]
     second = proposer.next_batch(ran)
     assert sum(unmeasured_rewrite(c, ran) for c in second) == 1
+
+
+def test_an_on_chip_rewrite_incumbent_is_refined_before_an_unknown_rewrite():
+    from mcudeploy.search.strategy import Proposer, unmeasured_rewrite
+    context = SpaceContext(load_target("stm32n6"), DeploymentOptions(target="stm32n6"), tiling=True, graph_split=True)
+    space = build_space(context)
+    proposer = Proposer(space, "memory")
+    default = Trial(space.base_config(), "PASS", metrics=Metrics(latency_us=1e6, on_chip_bytes=100_000,
+                                                                 arena_off_chip=True), index=0, seconds=0.5)
+    levels = Trial(normalise({**space.base_config(), "split_levels": True}), "PASS",
+                   metrics=Metrics(latency_us=2e6, on_chip_bytes=300_000), index=1, seconds=20.0)
+    batch = proposer.next_batch([default, levels])
+    assert batch and not any(unmeasured_rewrite(c, [default, levels]) for c in batch)
+    assert any(c.get("split_levels") for c in batch)

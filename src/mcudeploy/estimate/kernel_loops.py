@@ -18,6 +18,8 @@ Per axis (:func:`axis_counts`): ``S`` = in-bounds taps summed over output positi
   ``edge_taps = N S_r (W_o - W_x) k_w``. DSP with ``C mod 4 != 0`` gathers bytes instead
   (``gather_taps = P k_h k_w``, ``gather_bytes = P K``, ``gather_words = P K_p / 4``), in runs
   of ``k_w C`` bytes per kernel row where the window's columns are inside (``gather_run_*``).
+* DSP conv blocks of 4 or 3 pixels x 1 channel (``q4_`` / ``q3_``, :func:`quad_counts`) where
+  the header's ``MCU_CONV2D_S8_DSP_BLOCK`` picks them (K >= 64, scratch within budget).
 * blocked products (``g{c}_``: 2 pixels x ``c`` output channels, ``d`` depth lanes,
   ``K_p = ceil_d(K)``): pixel pairs ``P // 2`` and the odd last pixel, times whole channel
   blocks ``C_o // c`` and the ``C_o mod c`` tail, each with its ``K_p / d`` inner steps.
@@ -204,14 +206,37 @@ def window_shape(x_shape, out_shape, kernel, strides, pads, dilations, channels_
             "band_width": max(out_w * strides[1] + 3, width + pads[1])}
 
 
+def dsp_conv_block(shape: dict) -> int:
+    """The DSP conv's pixels per block, by the header's rule ``MCU_CONV2D_S8_DSP_BLOCK`` (as
+    :func:`mcudeploy.kernels.dsp.conv_block`): 4 or 3 pixels x 1 channel, else 2 x 2."""
+    from ..kernels.scratch_formula import scratch_formula
+    in_bytes = shape["n"] * shape["in_h"] * shape["in_w"] * shape["channels"]
+    out_bytes = shape["n"] * shape["out_h"] * shape["out_w"] * shape["out_channels"]
+    return scratch_formula("MCU_CONV2D_S8_DSP_BLOCK", depth=shape["depth"], in_c=shape["channels"],
+                           in_bytes=in_bytes, out_bytes=out_bytes)
+
+
+def quad_counts(pixels: int, channels: int, depth_padded: int, block: int) -> dict[str, float]:
+    """The DSP conv's ``block`` pixels x 1 channel loop (``gemm_quad_dsp.c``): per block its
+    fields and one call, per block and channel the output stage and ``K_p / 4`` steps."""
+    blocks = math.ceil(pixels / block)
+    prefix = f"q{block}_"
+    return {prefix + "calls": blocks, prefix + "channel_blocks": blocks * channels,
+            prefix + "steps": blocks * channels * depth_padded // 4, prefix + "outputs": pixels * channels,
+            prefix + "short_blocks": (pixels % block != 0) * channels}
+
+
 def conv_variant_counts(shape: dict, pointwise: bool) -> dict[str, float]:
-    """Every variant's conv loops: DSP (im2col to q15 by 4, 2x2 blocks over K_p = ceil4(K))
+    """Every variant's conv loops: DSP (im2col to q15 by 4, 2x2 blocks over K_p = ceil4(K), or
+    the quad / triple blocks of :func:`dsp_conv_block`)
     and MVE (im2col by 16 unless a pointwise C mod 16 == 0 read in place, 2x4 blocks over
     K_p = ceil16(K))."""
     pixels, channels, depth = shape["n"] * shape["out_h"] * shape["out_w"], shape["channels"], shape["depth"]
     out_channels = shape["out_channels"]
-    features = {**blocked_counts(pixels, out_channels, math.ceil(depth / 4) * 4, 2, 4),
-                **blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16)}
+    block = dsp_conv_block(shape)
+    dsp = (blocked_counts(pixels, out_channels, math.ceil(depth / 4) * 4, 2, 4) if block == 2 else
+           quad_counts(pixels, out_channels, math.ceil(depth / 4) * 4, block))
+    features = {**dsp, **blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16)}
     if pointwise:
         features.update({"pw4_pixels": pixels, "pw4_words": pixels * (channels // 4),
                          "pw4_tail": pixels * (channels % 4 != 0)})
