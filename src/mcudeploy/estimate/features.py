@@ -49,6 +49,7 @@ from .kernel_loops import (
     conv_variant_counts,
     depthwise_dsp_counts,
     depthwise_mve_counts,
+    depthwise_row_counts,
     fully_connected_variant_counts,
     pool_variant_counts,
     requant_counts,
@@ -124,7 +125,7 @@ def window_features(x: Value, out: Value, kernel: tuple[int, ...], strides, pads
                  "im2col_inplace_pixels": (1 - copy) * pixels})
     shape = {**window_shape(x.shape, out.shape, kernel, strides, pads, dilations, channels_per_group), **(facts or {})}
     if per_channel:
-        base.update(depthwise_dsp_counts(shape))
+        base.update({**depthwise_dsp_counts(shape), **depthwise_row_counts(shape)})
         base.update(depthwise_mve_counts(shape))
         base.update(depthwise_blocks(pixels, out_c, valid_pixel_taps, kernel_h * kernel_w))
         base.update(depthwise_3x3_split(batch * out_h, out_w, out_c, pixels * kernel_h * kernel_w,

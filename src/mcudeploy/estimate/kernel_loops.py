@@ -137,6 +137,30 @@ def depthwise_dsp_counts(shape: dict) -> dict[str, float]:
             "dwd_tail_valid_rows": valid_rows * tail, "dwd_tail_taps": valid_taps * tail}
 
 
+def depthwise_row_counts(shape: dict) -> dict[str, float]:
+    """The DSP depthwise row blocks (3x3, dilation 1, at most one border pixel a side): per
+    output row with two or three kernel rows in range one call per group of 4 channels, and per
+    pixel the block of its taps in range (``dwr_p{rows}{cols}``)."""
+    names = ("dwr_row_calls", "dwr_p33", "dwr_p32", "dwr_p23", "dwr_p22")
+    features = dict.fromkeys(names, 0.0)
+    groups = shape["channels"] // 4
+    if not shape["is_3x3"] or shape["pad_top"] > 1 or shape["pad_left"] > 1:
+        return features
+    def taps(position: int, stride: int, pad: int, size: int) -> int:
+        start = position * stride - pad
+        return sum(1 for tap in range(3) if 0 <= start + tap < size)
+    rows = [taps(y, shape["stride_h"], shape["pad_top"], shape["in_h"]) for y in range(shape["out_h"])]
+    cols = [taps(x, shape["stride_w"], shape["pad_left"], shape["in_w"]) for x in range(shape["out_w"])]
+    for row in rows:
+        if row < 2:
+            continue
+        features["dwr_row_calls"] += shape["n"] * groups
+        for col in cols:
+            if col >= 2:
+                features[f"dwr_p{row}{col}"] += shape["n"] * groups
+    return features
+
+
 def depthwise_mve_counts(shape: dict) -> dict[str, float]:
     """``mcu_depthwise_conv2d_s8_mve``'s loops: the band path (``shape["band"]``, the plan gave
     it the band as scratch; ``shape["passes"]`` passes over group chunks) or the pixel path
