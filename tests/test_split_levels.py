@@ -192,3 +192,19 @@ def test_a_level_needs_the_same_bytes_whatever_the_other_levels_tiles():
         assert alone.levels[index].counts[0].need == together.levels[index].counts[0].need
     needs = [level.counts[0].need for level in together.levels]
     assert len(set(needs)) > 1          # the parts differ: not every one reported at the peak
+
+
+def test_a_trial_says_what_the_next_trial_of_the_same_levels_reuses():
+    """The search predicts a levels trial's cost from the ones before it less the table they
+    kept (search/engine.py ``_expected_seconds``): the first trial reports its table's seconds
+    as reusable, a second one with the same key measures no table."""
+    from mcudeploy.plan import memory_transform
+    from mcudeploy.search.reasons import Constraints
+    from mcudeploy.search.trial import evaluate
+    from mcudeploy.targets import load_target
+    memory_transform._LEVELS.clear()
+    graph = unet(64)
+    first = evaluate(graph, load_target("stm32n6"), _options(split_levels=True), Constraints())[1]
+    second = evaluate(graph, load_target("stm32n6"), _options(split_levels=True, weights="auto"), Constraints())[1]
+    assert first.metrics.extra["reusable_seconds"] > 0
+    assert second.metrics.extra["reusable_seconds"] == 0

@@ -120,6 +120,7 @@ def _auto_tiling(graph: Graph, plan: Callable[[Graph], MemoryPlan], target: Targ
         return replace(kept, tiled=tiled, macc_after=total_macc(graph), rule=kept.rule + " (cached)", seconds=0.0)
     choice = auto_tiling(graph, plan, limit=limit, max_overhead=options.tiling_max_overhead, mode=options.tiling_mode,
                          alignment=options.alignment, io_in_arena=options.io_in_arena)
+    choice.reusable_seconds = choice.seconds     # the whole choice is kept by key
     _AUTO_TILINGS[key] = choice
     while len(_AUTO_TILINGS) > AUTO_TILING_KEPT:
         _AUTO_TILINGS.popitem(last=False)
@@ -171,6 +172,7 @@ def _levels(graph: Graph, target: Target | None, options: DeploymentOptions) -> 
     if tiling is not None:
         tiling.rule, tiling.limit, tiling.arena_after = f"levels: {choice.describe()}", room, choice.arena_after
         tiling.built, tiling.planned, tiling.seconds = choice.copies, choice.plans, choice.seconds
+        tiling.reusable_seconds = table_seconds      # the table is kept by key (_LEVELS)
     split = given_split(graph, points, tiling.tiled if tiling else [])
     split.rule, split.given = "levels", points
     log.info("[split] levels: MACC %d -> %d", before, total_macc(graph))

@@ -87,6 +87,7 @@ class TilingChoice:
     built: int = 0            # tiled copies built (MACC + peak score)
     planned: int = 0          # memory plans computed
     seconds: float = 0.0
+    reusable_seconds: float = 0.0   # of them, work kept for later deployments of the same key
 
     @property
     def overhead(self) -> float:
@@ -98,6 +99,7 @@ class TilingChoice:
                 "macc_overhead": round(self.overhead, 4), "arena_before": self.arena_before,
                 "arena_after": self.arena_after, "limit": self.limit, "trials": self.trials,
                 "built": self.built, "planned": self.planned, "seconds": round(self.seconds, 2),
+                "reusable_seconds": round(self.reusable_seconds, 2),
                 "tiles": [{"start": t.region.start, "end": t.region.end, "nodes": len(t.nodes),
                            "tiles": len(t.tiles), "macc_overhead": round(t.overhead, 4)} for t in self.tiled]}
 

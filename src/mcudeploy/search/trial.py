@@ -130,6 +130,7 @@ def _transform_figures(deployment: Deployment) -> dict[str, Any]:
         tiling = transform.tiling.to_json()
         figures["tiling_macc_overhead_percent"] = round(100 * tiling.get("macc_overhead", 0.0), 2)
         figures["tiling_regions"] = [f"{r['start']}..{r['end']} x{r['tiles']}" for r in tiling.get("regions", [])]
+        figures["reusable_seconds"] = tiling.get("reusable_seconds", 0.0)
     if transform.split is not None:
         split = transform.split.to_json()
         figures["split_external_bytes"] = deployment.plan.external_bytes
