@@ -128,8 +128,18 @@ def check(features: dict, counted: Counter) -> None:
 
 @pytest.mark.parametrize("shape", [s for s in CONVS if s["c"] % 4 == 0 and s["k"] != 1])
 def test_dsp_conv_counts_follow_its_loops(shape):
+    from mcudeploy.kernels.dsp import conv_block
     node = node_of("conv", **shape)
-    check(features_of("conv2d", node), dsp_conv_loops(node))
+    features, block = features_of("conv2d", node), conv_block(node)
+    if block == 2:
+        check(features, dsp_conv_loops(node))
+        return
+    # the quad / triple blocks (conv_dsp.c quad_blocks): ceil(P / block) calls, K_p / 4 steps per channel
+    pixels, out_c = math.prod(node.outputs[0].shape[:3]), node.outputs[0].shape[3]
+    steps = math.ceil(math.prod(node.inputs[1].shape[1:]) / 4)
+    assert features[f"q{block}_calls"] == math.ceil(pixels / block)
+    assert features[f"q{block}_steps"] == math.ceil(pixels / block) * out_c * steps
+    assert not any(name.startswith("g2_") for name in features)
 
 
 @pytest.mark.parametrize("shape", CONVS)
@@ -139,7 +149,7 @@ def test_conv_blocks_count_pairs_and_channel_tails(shape):
     out_c, depth = node.outputs[0].shape[3], math.prod(node.inputs[1].shape[1:])
     assert features["g4_pair_steps"] + features["g4_single_steps"] == math.ceil(pixels / 2) * (out_c // 4) * math.ceil(depth / 16)
     assert features["g4_pair_steps"] == (pixels // 2) * (out_c // 4) * math.ceil(depth / 16)
-    assert features["g2_outputs"] == pixels * out_c
+    assert sum(features.get(f"{prefix}_outputs", 0) for prefix in ("g2", "q3", "q4")) == pixels * out_c
     reads_in_place = shape["k"] == 1 and shape["c"] % 16 == 0
     copied = features.get("i2c16_pixels", 0) + features.get("i2c16_short_pixels", 0)   # short rows: one copy each
     assert (copied == 0) == reads_in_place
