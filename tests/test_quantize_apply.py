@@ -19,28 +19,34 @@ from mcudeploy.reference.int_executor import run_int
 RNG = np.random.default_rng(0)
 
 
-def _const(graph: Graph, name: str, shape, scale=0.3):
-    return graph.add_constant(name, (RNG.standard_normal(shape) * scale).astype(np.float32))
+def _const(graph: Graph, name: str, shape, scale=0.3, rng=None):
+    rng = RNG if rng is None else rng
+    return graph.add_constant(name, (rng.standard_normal(shape) * scale).astype(np.float32))
 
 
 def small_cnn() -> Graph:
     """NCHW input -> Conv+BN-free+Relu -> MaxPool -> Conv (no act) -> Add(skip) -> Relu ->
-    GlobalAveragePool -> Flatten -> MatMul + Add -> Softmax."""
+    GlobalAveragePool -> Flatten -> MatMul + Add -> Softmax.
+
+    Its weights come from a generator of its own, so they are the same whichever tests ran
+    before (a shared generator made them depend on test order: CI drew a different network
+    from the one a test run alone draws)."""
+    rng = np.random.default_rng(0)
     graph = Graph("small_cnn")
     x = graph.add_input("x", DType.FLOAT32, (1, 3, 12, 12), layout="NCHW")
-    conv1 = graph.add_node("Conv", [x, _const(graph, "w1", (8, 3, 3, 3)), _const(graph, "b1", (8,))],
+    conv1 = graph.add_node("Conv", [x, _const(graph, "w1", (8, 3, 3, 3), rng=rng), _const(graph, "b1", (8,), rng=rng)],
                            {"pads": (1, 1, 1, 1)}, name="conv1")
     relu1 = graph.add_node("Relu", [conv1.outputs[0]], name="relu1")
     pool = graph.add_node("MaxPool", [relu1.outputs[0]], {"kernel_shape": (2, 2), "strides": (2, 2)},
                           name="pool")
-    conv2 = graph.add_node("Conv", [pool.outputs[0], _const(graph, "w2", (8, 8, 1, 1)),
-                                    _const(graph, "b2", (8,))], name="conv2")
+    conv2 = graph.add_node("Conv", [pool.outputs[0], _const(graph, "w2", (8, 8, 1, 1), rng=rng),
+                                    _const(graph, "b2", (8,), rng=rng)], name="conv2")
     add = graph.add_node("Add", [conv2.outputs[0], pool.outputs[0]], name="add")
     relu2 = graph.add_node("Relu", [add.outputs[0]], name="relu2")
     gap = graph.add_node("GlobalAveragePool", [relu2.outputs[0]], name="gap")
     flat = graph.add_node("Flatten", [gap.outputs[0]], name="flat")
-    matmul = graph.add_node("MatMul", [flat.outputs[0], _const(graph, "fc_w", (8, 5))], name="fc")
-    bias = graph.add_node("Add", [matmul.outputs[0], _const(graph, "fc_b", (5,))], name="fc_bias")
+    matmul = graph.add_node("MatMul", [flat.outputs[0], _const(graph, "fc_w", (8, 5), rng=rng)], name="fc")
+    bias = graph.add_node("Add", [matmul.outputs[0], _const(graph, "fc_b", (5,), rng=rng)], name="fc_bias")
     soft = graph.add_node("Softmax", [bias.outputs[0]], name="softmax", output_names=["probs"])
     graph.outputs = [soft.outputs[0]]
     verify(graph)

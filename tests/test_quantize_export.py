@@ -3,11 +3,11 @@
 Tolerance between our integer executor and onnxruntime on the same QDQ model: they agree
 to within one quantization step of the output for most elements, not bit for bit. The
 integer reference follows TFLite (fixed-point multipliers ``m * 2^-s`` with double rounding,
-round-half-away QuantizeLinear, TFLite's Softmax / Add arithmetic); onnxruntime runs QDQ
-groups on its own integer kernels (QLinearConv requantizes with a float multiplier and
-round-half-even) or, for ops it does not fuse, in float between DQ and Q. A rounding
-difference on one layer moves an element by one step there and may move its consumers by
-a step too, so the test allows 1 step for 90 % of the output elements and 3 steps for all.
+round-half-away QuantizeLinear, TFLite's Softmax / Add arithmetic); onnxruntime, with its
+graph optimizations off (see ``_session``), runs each op in float between DQ and Q as the
+ONNX spec defines. A rounding difference on one layer moves an element by one step there
+and may move its consumers by a step too, so the test allows 1 step for 90 % of the output
+elements and 3 steps for all.
 """
 from __future__ import annotations
 
@@ -28,7 +28,15 @@ from test_quantize_apply import quantized, samples, small_cnn
 
 
 def _session(model: onnx.ModelProto) -> ort.InferenceSession:
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    """onnxruntime running the QDQ model as the ONNX spec defines it (DQ -> float op -> Q).
+
+    Graph optimizations are off: with them on, onnxruntime fuses QDQ groups into its own
+    integer kernels (QLinearConv, QGemm, QLinearSoftmax ...), whose rounding drifts up to 9
+    output steps from the spec on some draws of this small network (seeds 1, 2, 5 of
+    ``small_cnn``), while the spec reading and our integer reference stay within one step."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
 def _within_steps(expected: np.ndarray, got: np.ndarray, step: float) -> None:
@@ -58,8 +66,12 @@ def test_onnxruntime_agrees_with_the_integer_reference(cnn):
     prepared, result = cnn
     session = _session(to_onnx_model(result.graph))
     step = float(result.graph.outputs[0].producer.inputs[0].quant.scale[0])
-    for feeds in samples(prepared, 8, seed=11):
-        _within_steps(run_int(result.graph, feeds)["probs"], session.run(None, feeds)[0], step)
+    pairs = [(run_int(result.graph, feeds)["probs"], session.run(None, feeds)[0])
+             for feeds in samples(prepared, 8, seed=11)]
+    # pooled over the samples: one sample has only 5 outputs, so "90 % of the elements" per
+    # sample would mean all of them
+    _within_steps(np.concatenate([a.ravel() for a, _ in pairs]),
+                  np.concatenate([b.ravel() for _, b in pairs]), step)
 
 
 def test_int16_and_float_nodes_export_and_run(cnn):
@@ -105,11 +117,12 @@ def test_onnxruntime_quantize_static_model_runs_on_the_integer_reference(tmp_pat
                     per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     graph = qdq_to_quantized(load_model(tmp_path / "ort.onnx"))
     assert sum(n.op == "Conv" and n.outputs[0].dtype == DType.INT8 for n in graph.nodes) == 2
-    # onnxruntime leaves ReduceMean float (DQ -> ReduceMean -> Q): the mixed runner runs it
-    session = ort.InferenceSession(str(tmp_path / "ort.onnx"), providers=["CPUExecutionProvider"])
+    # onnxruntime leaves ReduceMean float (DQ -> ReduceMean -> Q): the mixed runner runs it.
+    session = _session(onnx.load(str(tmp_path / "ort.onnx")))
+    step = 1 / 255   # onnxruntime quantizes Softmax's output to uint8/int8 steps of 1/255
     for feeds in data[:4]:
         ours = run_quantized(graph, {"x": feeds["x"][None]})["probs"][0]
-        np.testing.assert_allclose(ours, session.run(None, feeds)[0], atol=3 / 256)
+        np.testing.assert_allclose(ours, session.run(None, feeds)[0], atol=3 * step + 1e-6)
 
 
 def test_whole_16x8_graph_exports_with_int16_qdq_and_matches():
