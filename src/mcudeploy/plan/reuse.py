@@ -47,10 +47,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from ..ir import Graph, Node, Value
 from ..kernels.overlap import overlap_distance as reference_distance
 from ..kernels.strided_output import strided_output_refusal
-from .bounds import live_set_bound
 from .buffers import Buffer
 from .liveness import KIND_OUTPUT, TensorLife
 
@@ -167,9 +168,10 @@ def find_reuse(graph: Graph, nodes: list[Node], lives: list[TensorLife], alignme
         elif node.op == "Slice":
             _row_slice_alias(node, arena, reuse, alignment)
     if concat_in_place is not False:
+        live = _LiveSum(lives, alignment)
         for node in nodes:
             if node.op == "Concat":
-                _concat_alias(node, arena, reuse, lives, alignment, force=bool(concat_in_place),
+                _concat_alias(node, arena, reuse, live, alignment, force=bool(concat_in_place),
                               strided_output=strided)
     if overlap:
         _overlap_pairs(nodes, lives, reuse, distance)
@@ -298,26 +300,115 @@ def concat_refusal(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet,
     return None
 
 
-def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, lives: list[TensorLife],
+Extent = tuple[int, int, int]          # (packed size, first step, end step) of one alias group
+Taken = list[tuple[str, list[TensorLife], Extent]]
+
+
+class _LiveSum:
+    """The live-set bound of the alias groups (what ``live_set_bound(group_buffers(groups_of(
+    lives, reuse), alignment)).bytes`` gives), kept up to date as concats alias their inputs.
+
+    Why: each concat in place is decided by the bound before and after it; recomputing it from
+    every tensor per concat made the decisions quadratic (a U-Net 512 tiled at its levels has
+    ~550 concats over ~9,000 tensors: 30 s of a 45 s trial). Aliasing a concat's inputs only
+    changes the groups of those inputs and of its output, so the per-step live sum is updated
+    by those groups alone (tests/test_plan_reuse.py checks it against the full recomputation).
+    Built on the first concat that needs the bound (forced concats need none)."""
+
+    def __init__(self, lives: list[TensorLife], alignment: int):
+        self.lives, self.alignment = lives, alignment
+        self.members: dict[str, list[TensorLife]] | None = None
+        self.live = np.zeros(max((life.last_step + 2 for life in lives), default=1), dtype=np.int64)
+
+    @property
+    def built(self) -> bool:
+        return self.members is not None
+
+    def build(self, reuse: ReuseSet) -> None:
+        if self.members is None:
+            self.members = {}
+            for life in self.lives:
+                self.members.setdefault(reuse.root(life.name)[0], []).append(life)
+            for members in self.members.values():
+                self._add(self._extent(members, reuse), 1)
+
+    def _extent(self, members: list[TensorLife], reuse: ReuseSet) -> Extent:
+        """As :func:`groups_of` and :meth:`.buffers.Buffer.packed_size` compute a group."""
+        size = max(life.size + reuse.root(life.name)[1] for life in members)
+        return (-(-size // self.alignment) * self.alignment, min(life.first_step for life in members),
+                max(life.last_step for life in members) + 1)
+
+    def _add(self, extent: Extent, sign: int) -> None:
+        size, first, end = extent
+        self.live[first:end] += sign * size
+
+    @property
+    def bytes(self) -> int:
+        return int(self.live.max())
+
+    def take(self, roots: set[str], reuse: ReuseSet) -> Taken:
+        """Remove the groups of ``roots`` (under the aliases as they are) from the live sum."""
+        taken = []
+        for root in roots:
+            members = self.members.pop(root, None)
+            if members:
+                extent = self._extent(members, reuse)
+                self._add(extent, -1)
+                taken.append((root, members, extent))
+        return taken
+
+    def put(self, taken: Taken, reuse: ReuseSet) -> Taken:
+        """Add the members of ``taken`` back, grouped by their roots under the aliases now."""
+        regrouped: dict[str, list[TensorLife]] = {}
+        for _, members, _ in taken:
+            for life in members:
+                regrouped.setdefault(reuse.root(life.name)[0], []).append(life)
+        put = []
+        for root, members in regrouped.items():
+            # a new alias points into the concat's output, whose group was taken with the inputs'
+            assert root not in self.members, f"alias group {root!r} joined without being taken"
+            self.members[root] = members
+            extent = self._extent(members, reuse)
+            self._add(extent, 1)
+            put.append((root, members, extent))
+        return put
+
+    def swap(self, remove: Taken, restore: Taken) -> None:
+        """Undo a :meth:`put` (``remove``) of what :meth:`take` returned (``restore``)."""
+        for root, _, extent in remove:
+            del self.members[root]
+            self._add(extent, -1)
+        for root, members, extent in restore:
+            self.members[root] = members
+            self._add(extent, 1)
+
+
+def _concat_alias(node: Node, arena: dict[str, TensorLife], reuse: ReuseSet, live: _LiveSum,
                   alignment: int, force: bool, strided_output: StridedOutputRule) -> None:
     refusal = concat_refusal(node, arena, reuse, alignment, strided_output)
     if refusal:
         reuse.refusals.append((node.name, "concat in place: " + refusal))
         return
-    # the live-set bounds decide only when not forced, and outside the external arena (each is
-    # a pass over every tensor: a 64-stripe level has hundreds of concats)
-    decides = not force and node.outputs[0].name not in reuse.external
-    before = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes if decides else 0
+    # the live-set bound decides only when not forced, and outside the external arena (in the
+    # external arena of a graph split the slices are the stores' copies: always in place)
+    output = node.outputs[0].name
+    decides = not force and output not in reuse.external
+    if decides:
+        live.build(reuse)
+    before = live.bytes if decides else 0
+    taken = live.take({reuse.root(v.name)[0] for v in node.inputs} | {reuse.root(output)[0]}, reuse) \
+        if live.built else []
     added = []
     check = "channel-slice" if is_channel_concat(node) else "concat-slice"
     for value, (offset, stride) in zip(node.inputs, slice_places(node)):
-        reuse.aliases[value.name] = Alias(value.name, node.outputs[0].name, offset, check, stride)
+        reuse.aliases[value.name] = Alias(value.name, output, offset, check, stride)
         added.append(value.name)
-    after = live_set_bound(group_buffers(groups_of(lives, reuse), alignment)).bytes if decides else 0
-    # in the external arena (graph split) the slices are the stores' copies: always in place
-    if after > before and not force and node.outputs[0].name not in reuse.external:
+    put = live.put(taken, reuse) if live.built else []
+    after = live.bytes if decides else 0
+    if after > before:
         for name in added:
             del reuse.aliases[name]
+        live.swap(put, taken)
         reuse.refusals.append((node.name, f"concat in place would raise the live-set bound "
                                           f"from {before} to {after} bytes"))
     else:
