@@ -68,10 +68,23 @@ class VariantArena:
     plan: MemoryPlan
     preference: str
     fastest_arena: int
-    reference_arena: int | None                 # None when not planned (no costly node)
+    # the reference kernels' arena: None when not planned (no costly node); a function when only
+    # the decision's words need it (``auto`` / ``fastest`` keep F whatever R is), planned when first
+    # read: a search trial reads neither, and R is a whole plan (9 s of a U-Net 512 levels trial)
+    reference: int | Callable[[], int] | None
     costly: list[CostlyNode] = field(default_factory=list)
     untried: list[str] = field(default_factory=list)
     rule: str = ""                              # what accepted the kept fast variants' arena
+
+    @property
+    def reference_arena(self) -> int | None:
+        if callable(self.reference):
+            self.reference = self.reference()
+        return self.reference
+
+    def __getstate__(self) -> dict:
+        """Pickled (a sweep's workers) with R planned: the function is the planner's closure."""
+        return {**self.__dict__, "reference": self.reference_arena}
 
     @property
     def fallbacks(self) -> list[CostlyNode]:
@@ -130,10 +143,14 @@ def choose_for_arena(graph: Graph, fastest: KernelSelection, preference: str, pl
         return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes, None)
     everywhere = _fallback(fastest, [n.name for n in graph.nodes], "reference: no variant keeps the arena at the "
                                                                      "reference kernels' (plan/variant_arena.py)")
+    kept = [record(node, True) for node in costly]
+    if preference != "arena":
+        return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes,
+                            lambda: planner(everywhere).arena_bytes, kept, rule=KEPT_RULES.get(preference, preference))
     reference_plan = planner(everywhere)
-    if fastest_plan.arena_bytes <= reference_plan.arena_bytes or preference != "arena":
+    if fastest_plan.arena_bytes <= reference_plan.arena_bytes:
         return VariantArena(fastest, fastest_plan, preference, fastest_plan.arena_bytes, reference_plan.arena_bytes,
-                            [record(node, True) for node in costly], rule=KEPT_RULES.get(preference, preference))
+                            kept, rule=KEPT_RULES.get(preference, preference))
     mixed = _fallback(fastest, [n.name for n in costly], "reference: its fast variant costs arena")
     mixed_plan = planner(mixed)
     if mixed_plan.arena_bytes > reference_plan.arena_bytes:
