@@ -36,7 +36,7 @@ Of a node's dead inputs, the one whose overlap saves most bytes (``in + out - ma
 distance + in)``) is paired. A Concat is done in place only when its slices are contiguous (all axes before the concat
 axis are 1) or channel slices (above), no input is requantized, every input is a distinct
 node output, every slice starts at a multiple of the alignment, and doing so does not raise
-the live-set bound.
+the live-set bound (kept per step as the concats are decided, :class:`_LiveSum`).
 
 Folding a Pad into the following Conv is a graph rewrite, not a plan: it is the pass
 :mod:`mcudeploy.passes.fold_pads`, run by :func:`mcudeploy.driver.deploy`.
