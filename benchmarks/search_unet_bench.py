@@ -168,7 +168,8 @@ def _better_or_equal(point: dict, reference: dict) -> bool:
 
 def render(results: dict) -> str:
     lines = ["# The search against the hand configuration: U-Net on the STM32N6 (issue 21)", "",
-             f"`{results['command']}` on {results['machine']}. Load average before / after: "
+             f"`{results['command']}` at commit {results.get('commit', '(not recorded)')} on {results['machine']}. "
+             "Load average before / after: "
              f"{results['load_before']} / {results['load_after']}. See the script's docstring for the method.", ""]
     for size, entry in results["sizes"].items():
         found, hand_figures = entry["search"], entry["hand"]
@@ -237,7 +238,9 @@ def main() -> None:
     arguments.cache.mkdir(parents=True, exist_ok=True)
     results = {"command": "python benchmarks/search_unet_bench.py " + " ".join(sys.argv[1:]),
                "machine": f"{platform.machine()} ({os.cpu_count()} CPUs), Python {platform.python_version()}",
-               "load_before": os.getloadavg()[0], "sizes": {}}
+               "load_before": os.getloadavg()[0], "sizes": {},
+               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                        cwd=REPO).stdout.strip() or "unknown"}
     for size in arguments.sizes:
         model = quantized_unet(size, arguments.cache)
         if str(size) in given:
