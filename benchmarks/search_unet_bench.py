@@ -173,8 +173,9 @@ def render(results: dict) -> str:
              f"{results['load_before']} / {results['load_after']}. See the script's docstring for the method.", ""]
     for size, entry in results["sizes"].items():
         found, hand_figures = entry["search"], entry["hand"]
+        cost = next((line for line in found.get("tail", "").splitlines() if line.startswith("trial cost:")), None)
         lines += [f"## U-Net {size}", "", f"- search: `{found['command']}`: exit {found['exit']}, {found['seconds']} s "
-                  f"wall, {found['trials_run']} trials", ""]
+                  f"wall, {found['trials_run']} trials" + (f"; {cost}" if cost else ""), ""]
         lines += ["| configuration | on-chip bytes | external bytes | estimated latency ms | MACC overhead % | "
                   "at least as good as the hand one |", "|---|---:|---:|---:|---:|:---:|",
                   f"| hand (tiling_bench) | {hand_figures['on_chip_bytes']:,} | {hand_figures['external_bytes']:,} | "
@@ -229,6 +230,7 @@ def main() -> None:
                   "machine": json.loads(arguments.merge[0].read_text())["machine"], "sizes": {}}
         loads = [json.loads(p.read_text()) for p in arguments.merge]
         merged["load_before"], merged["load_after"] = loads[0]["load_before"], loads[-1].get("load_after")
+        merged["commit"] = " + ".join(sorted({d.get("commit", "(not recorded)") for d in loads}))
         for document in loads:
             merged["sizes"].update(document["sizes"])
         arguments.out.with_suffix(".json").write_text(json.dumps(merged, indent=1))
