@@ -317,16 +317,13 @@ class _LiveSum:
 
     def __init__(self, lives: list[TensorLife], alignment: int):
         self.lives, self.alignment = lives, alignment
-        self.members: dict[str, list[TensorLife]] | None = None
+        self.members: dict[str, list[TensorLife]] = {}
+        self.built = False
         self.live = np.zeros(max((life.last_step + 2 for life in lives), default=1), dtype=np.int64)
 
-    @property
-    def built(self) -> bool:
-        return self.members is not None
-
     def build(self, reuse: ReuseSet) -> None:
-        if self.members is None:
-            self.members = {}
+        if not self.built:
+            self.built = True
             for life in self.lives:
                 self.members.setdefault(reuse.root(life.name)[0], []).append(life)
             for members in self.members.values():
