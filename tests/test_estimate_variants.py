@@ -147,14 +147,38 @@ def test_conv_blocks_count_pairs_and_channel_tails(shape):
     node = node_of("conv", **shape)
     features, pixels = features_of("conv2d", node), math.prod(node.outputs[0].shape[:3])
     out_c, depth = node.outputs[0].shape[3], math.prod(node.inputs[1].shape[1:])
-    assert features["g4_pair_steps"] + features["g4_single_steps"] == math.ceil(pixels / 2) * (out_c // 4) * math.ceil(depth / 16)
-    assert features["g4_pair_steps"] == (pixels // 2) * (out_c // 4) * math.ceil(depth / 16)
+    pair_steps = features["g4_pair_steps"] + features["g4p_steps"]   # the packed pair loop's or the generic blocks'
+    assert pair_steps + features["g4_single_steps"] == math.ceil(pixels / 2) * (out_c // 4) * math.ceil(depth / 16)
+    assert pair_steps == (pixels // 2) * (out_c // 4) * math.ceil(depth / 16)
     assert sum(features.get(f"{prefix}_outputs", 0) for prefix in ("g2", "q3", "q4")) == pixels * out_c
     reads_in_place = shape["k"] == 1 and shape["c"] % 16 == 0
-    copied = features.get("i2c16_pixels", 0) + features.get("i2c16_short_pixels", 0)   # short rows: one copy each
+    # short rows: one predicated copy each; whole 16-byte rows: one DLS/LE copy each
+    copied = sum(features.get(f"i2c16_{kind}pixels", 0) for kind in ("", "short_", "window_"))
     assert (copied == 0) == reads_in_place
     if shape["k"] != 1:
         assert copied == pixels
+
+
+@pytest.mark.parametrize("left_shifts", [False, True])
+@pytest.mark.parametrize("clamped_low", [False, True])
+@pytest.mark.parametrize("shape", CONVS + [dict(h=6, w=6, c=16, o=8, k=3, stride=1, pad="same")])
+def test_packed_pair_loop_counts_follow_its_rule(shape, left_shifts, clamped_low):
+    """gemm_mve.c packed_blocks: an im2col conv's pixel pairs take the asm pair loop over their
+    whole blocks of 4 channels when every shift is <= -1 and Kp >= 32 (Kp / 16 steps per block,
+    the fix-up where activation_min < output_offset); the others the generic blocks."""
+    node = node_of("conv", **shape)
+    features = features_of("conv2d", node, {"left_shifts": left_shifts, "clamped_low": clamped_low})
+    pixels, out_c = math.prod(node.outputs[0].shape[:3]), node.outputs[0].shape[3]
+    chunks = math.ceil(math.prod(node.inputs[1].shape[1:]) / 16)
+    pointwise = shape["k"] == 1 and shape["stride"] == 1
+    applies = not pointwise and not left_shifts and chunks >= 2 and out_c >= 4
+    blocks = (pixels // 2) * (out_c // 4) * applies
+    assert (features["g4p_calls"], features["g4p_blocks"]) == ((pixels // 2) * applies, blocks)
+    assert features["g4p_steps"] == blocks * chunks and features["g4p_turns"] == blocks * (chunks // 2)
+    assert features["g4p_fixups"] == blocks * (not clamped_low)
+    assert features["g4_pair_blocks"] == (pixels // 2) * (out_c // 4) * (not applies)
+    whole_rows = shape["k"] if isinstance(shape["k"], int) else shape["k"][1]
+    assert (features.get("i2c16_window_pixels", 0) > 0) == (not pointwise and whole_rows * shape["c"] % 16 == 0)
 
 
 @pytest.mark.parametrize("shape", DEPTHWISE)

@@ -8,6 +8,7 @@ instructions). Also the band path's overlap against a simulation of its access o
 the plan's (stricter, pixel-order) distance at least as large."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import shared_model
@@ -139,5 +140,51 @@ def test_pointwise_small_depth_reads_in_place_on_the_host():
 @needs_toolchain
 def test_pointwise_small_depth_under_qemu_m55():
     graph, feeds = case_graph(POINTWISE, 6)
+    wrong, _ = mismatches(graph, feeds, "stm32n6", "qemu-m55")
+    assert not wrong, wrong
+
+
+# -- the im2col conv's packed scales and pair loop (conv_mve.c, gemm_mve.c) -------------------
+# chunks of 16 k odd (K = 144), even (K = 288), two (K = 27); a tail block (O % 4); an odd
+# pixel count (the last pixel alone); borders, stride 2; clamps drawn per case (fix-up or not)
+PAIR_LOOP = [{"op": "Conv", "shape": shape, "kernel": (3, 3), "strides": strides, "pads": pads, "out": out,
+              "zero_point": zp, "out_zero_point": out_zp}
+             for (shape, strides, pads, out, zp, out_zp) in [
+                 ((1, 6, 7, 16), (1, 1), (1, 1, 1, 1), 16, None, "low"),
+                 ((1, 5, 5, 32), (2, 2), (0, 1, 1, 1), 8, "low", None),
+                 ((1, 7, 6, 3), (1, 1), (1, 1, 1, 1), 6, "high", "low"),
+                 ((1, 3, 5, 16), (1, 1), (0, 0, 0, 0), 10, None, "high")]]
+
+
+def test_packed_scales_layout():
+    from mcudeploy.kernels.mve import packed_scales
+    packed = packed_scales(np.arange(6, dtype=np.int32), 7, np.array([-1, -2, -3, -4, -5, -6]))
+    assert packed.dtype == np.int32 and packed.shape == (24,)
+    assert packed[:12].tolist() == [0, 1, 2, 3, 7, 7, 7, 7, -1, -2, -3, -4]
+    assert packed[12:].tolist() == [4, 5, 0, 0, 7, 7, 0, 0, -5, -6, -1, -1]   # the tail block's padding
+
+
+def test_dot_constants_pack_the_scales_of_im2col_convs_only():
+    from mcudeploy.kernels.mve import dot_constants
+    from mcudeploy.kernels.prepared import prepared_params
+    graph, _ = case_graph(PAIR_LOOP + POINTWISE[:1], 7)
+    nodes = [n for n in graph.nodes if n.op == "Conv"]
+    sizes = [dot_constants(n, prepared_params(n))[2].size for n in nodes]
+    assert sizes == [12 * 4, 12 * 2, 12 * 2, 12 * 3, 16]   # 12 int32 per block of 4; pointwise: bias'
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_pair_loop_on_the_host(seed):
+    graph, feeds = case_graph(PAIR_LOOP, seed)
+    wrong, deployment = mismatches(graph, feeds, "stm32n6", "host")
+    assert not wrong, wrong
+    assert deployment.kernels.counts()["mve-conv"] == len(PAIR_LOOP)
+
+
+@pytest.mark.slow
+@needs_toolchain
+@pytest.mark.parametrize("seed", [8, 9])
+def test_pair_loop_under_qemu_m55(seed):
+    graph, feeds = case_graph(PAIR_LOOP, seed)
     wrong, _ = mismatches(graph, feeds, "stm32n6", "qemu-m55")
     assert not wrong, wrong

@@ -158,7 +158,7 @@ def nnls(matrix: np.ndarray, target: np.ndarray) -> np.ndarray:
     return scipy_nnls(matrix, target, maxiter=50 * matrix.shape[1])[0]
 
 
-STRUCTURE_PREFIXES = ("i2c4_", "i2c16_", "g2_", "g4_", "q4_", "q3_", "dwr_", "gather_", "pw4_", "dwd_", "dwb_", "dwp_", "fcd_", "fcm_",
+STRUCTURE_PREFIXES = ("i2c4_", "i2c16_", "g2_", "g4_", "g4p_", "q4_", "q3_", "dwr_", "gather_", "pw4_", "dwd_", "dwb_", "dwp_", "fcd_", "fcm_",
                       "pool4_", "poolm_", "flat_", "requant_")
 BLOCKED_PREFIXES = ("b224_", "b2416_", "b4416_", "b124_", "b1416_", "dw4_", "dw8_", "dw16_", "im2col",
                     *STRUCTURE_PREFIXES)
@@ -166,7 +166,7 @@ BLOCKED_PREFIXES = ("b224_", "b2416_", "b4416_", "b124_", "b1416_", "dw4_", "dw8
 # candidate feature set beside the generic ones, kept when it predicts held-out layers better
 VARIANT_STRUCTURE = {
     ("dsp-conv", "conv2d"): ("g2_", "q4_", "q3_", "i2c4_", "gather_", "pw4_", "requant_general", "requant_wide"),
-    ("mve-conv", "conv2d"): ("g4_", "i2c16_", "requant_left"),
+    ("mve-conv", "conv2d"): ("g4_", "g4p_", "i2c16_", "requant_left"),
     ("dsp-depthwise", "depthwise_conv2d"): ("dwd_", "dwr_", "requant_wide"),
     ("mve-depthwise", "depthwise_conv2d"): ("dwb_", "dwp_", "requant_left"),
     ("dsp-fully-connected", "fully_connected"): ("fcd_", "requant_general", "requant_wide"),

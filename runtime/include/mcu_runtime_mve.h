@@ -31,7 +31,10 @@ extern "C" {
  * O * Kp bytes. */
 
 /* Conv, groups = 1 (in c == w c), any kernel size, stride, dilation and padding.
- * w: quad rows; bias: bias'. Scratch: two columns of Kp bytes (none for a pointwise conv with
+ * w: quad rows; bias: for a pointwise conv (1x1, stride 1, unpadded, in h, w == out h, w) bias',
+ * for any other conv ceil(O/4) blocks of 12 int32: per block of four channels the four bias',
+ * the four multipliers, the four shifts (channels >= O: 0, 0, -1); quant->multiplier and
+ * quant->shift are still passed (read to choose the path). Scratch: two columns of Kp bytes (none for a pointwise conv with
  * C % 16 == 0; a pointwise conv reads its rows in place, the columns only for its last pair).
  * aligned_pointwise: 1 for a 1x1, stride 1, unpadded conv with C % 16 == 0, else 0. */
 #define MCU_CONV2D_S8_MVE_SCRATCH_BYTES(depth, aligned_pointwise) ((1 - (aligned_pointwise)) * 2 * MCU_ROUND_UP(depth, 16))

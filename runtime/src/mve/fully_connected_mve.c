@@ -50,7 +50,7 @@ mcu_status mcu_fully_connected_s8_mve(const mcu_context *ctx, const mcu_fc_param
     if (needed > 0 && (ctx == NULL || ctx->buffer == NULL || ctx->size < needed)) {
         return MCU_ERR_SCRATCH;
     }
-    mcu_mve_gemm_output output = {quant->multiplier, quant->shift, bias, quant->output_offset, params->activation,
+    mcu_mve_gemm_output output = {quant->multiplier, quant->shift, bias, NULL, quant->output_offset, params->activation,
                                   mcu_mve_all_right_shifts(quant->shift, units)};
     int32_t row = mcu_mve_row_length(depth);
     int8_t *columns = needed > 0 ? (int8_t *)ctx->buffer : NULL;

@@ -21,7 +21,9 @@
 typedef struct {
     const int32_t *multiplier;   /* [O] */
     const int32_t *shift;        /* [O] */
-    const int32_t *bias;         /* [O] bias' (never NULL) */
+    const int32_t *bias;         /* [O] bias' (never NULL unless packed) */
+    const int32_t *packed;       /* NULL, or per block of four channels bias'[4], multiplier[4], shift[4]
+                                  * (the im2col conv, mcu_runtime_mve.h): read instead of the three */
     int32_t output_offset;
     mcu_activation activation;
     int32_t right_shifts;        /* mcu_mve_all_right_shifts(shift, O): the cheaper requantization */
@@ -29,5 +31,8 @@ typedef struct {
 
 void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                   const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
+/* The same with output->packed (not NULL) read instead of bias / multiplier / shift. */
+void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                         const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
 
 #endif /* MCU_MVE_GEMM_H */

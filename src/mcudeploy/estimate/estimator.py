@@ -241,7 +241,10 @@ def requant_facts(node, params: ConvParams | FullyConnectedParams | object | Non
     grouped = node.op == "Conv" and is_depthwise(node)
     depth = math.prod(weights.shape[1:3]) if grouped else \
         (math.prod(weights.shape[1:]) if node.op == "Conv" else node.inputs[0].shape[-1])
-    return requant_context(params.output_shift, params.output_multiplier, bias, depth, grouped)
+    facts = requant_context(params.output_shift, params.output_multiplier, bias, depth, grouped)
+    if isinstance(params, ConvParams):   # the Helium pair loop skips its fix-up under such a clamp
+        facts["clamped_low"] = bool(params.activation_min >= params.output_offset)
+    return facts
 
 
 def _layers(deployment: Deployment, setting: Setting) -> list[LayerCost]:

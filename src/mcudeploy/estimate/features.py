@@ -188,7 +188,8 @@ def conv_features(node: Node, context: dict) -> dict[str, float]:
     # (in passes over group chunks when the whole band is above the scratch budget)
     band = depthwise and depthwise_scratch_bytes(node) > 0
     passes = math.ceil(math.ceil(x.shape[3] / 8) / band_chunk_groups(node)) if band else 1
-    facts = {"band": band, "passes": passes, "left_shifts": context.get("left_shifts", False)}
+    facts = {"band": band, "passes": passes, "left_shifts": context.get("left_shifts", False),
+             "clamped_low": context.get("clamped_low", False)}
     return {**window_features(x, out, tuple(w.shape[1:3]), attrs["strides"], attrs["pads"][:2],
                               attrs["dilations"], w.shape[3], depthwise, facts),
             **requant_counts(math.prod(out.shape[:3]), out.shape[3], context)}

@@ -36,7 +36,11 @@ Per axis (:func:`axis_counts`): ``S`` = in-bounds taps summed over output positi
   one by one, pixel pairs and the odd pixel over their taps; else the pixel path ``dwp_``:
   every pixel, group and tap.
 * MVE im2col: an inside window of kernel rows of at most 16 bytes is one predicated copy per
-  kernel row (``i2c16_short_*``); a pointwise conv copies only its last pixels.
+  kernel row (``i2c16_short_*``), one of rows of whole 16-byte steps (``k_w C mod 16 = 0``,
+  not pointwise) a DLS/LE copy (``i2c16_window_*``); a pointwise conv copies only its last pixels.
+* MVE im2col conv, packed scales (``g4p_``, :func:`packed_pair_counts`): the asm pair loop
+  over whole blocks of 4 channels when every shift is <= -1 and ``K_p >= 32``, its rounding
+  fix-up only where ``activation_min < output_offset``.
 * ``requant_*``: outputs per requantization path (:func:`requant_counts`), decided from the
   prepared shifts, multipliers and biases exactly as the C code decides them.
 """
@@ -260,7 +264,8 @@ def conv_variant_counts(shape: dict, pointwise: bool) -> dict[str, float]:
     block = dsp_conv_block(shape)
     dsp = (blocked_counts(pixels, out_channels, math.ceil(depth / 4) * 4, 2, 4) if block == 2 else
            quad_counts(pixels, out_channels, math.ceil(depth / 4) * 4, block))
-    features = {**dsp, **blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16)}
+    mve = blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16)
+    features = {**dsp, **mve, **packed_pair_counts(shape, pointwise)}
     if pointwise:
         features.update({"pw4_pixels": pixels, "pw4_words": pixels * (channels // 4),
                          "pw4_tail": pixels * (channels % 4 != 0)})
@@ -273,6 +278,23 @@ def conv_variant_counts(shape: dict, pointwise: bool) -> dict[str, float]:
     return features
 
 
+def packed_pair_counts(shape: dict, pointwise: bool) -> dict[str, float]:
+    """The pair loop of an im2col Helium conv's packed scales (``gemm_mve.c``
+    ``packed_blocks``): every pixel pair's whole blocks of four channels when every shift is
+    <= -1 and ``K_p >= 32``; per pair one call, per block its output stage (``g4p_fixups``: the
+    rounding fix-up, only where the clamp's low bound is below the output offset), per block
+    ``K_p / 16`` steps, ``floor(K_p / 32)`` loop turns and the even entry. Those pairs' blocks
+    leave the ``g4_pair_*`` counts (set to 0 here); other calls run ``g4_``'s loops."""
+    chunks, blocks = math.ceil(shape["depth"] / 16), shape["out_channels"] // 4
+    applies = not pointwise and not shape.get("left_shifts", False) and chunks >= 2 and blocks > 0
+    pairs = (shape["n"] * shape["out_h"] * shape["out_w"]) // 2 if applies else 0
+    pair_blocks = pairs * blocks
+    moved = {"g4_pair_blocks": 0, "g4_pair_steps": 0} if applies else {}
+    return {**moved, "g4p_calls": pairs, "g4p_blocks": pair_blocks, "g4p_steps": pair_blocks * chunks,
+            "g4p_turns": pair_blocks * (chunks // 2), "g4p_even_blocks": pair_blocks * (chunks % 2 == 0),
+            "g4p_fixups": pair_blocks * (not shape.get("clamped_low", False))}
+
+
 def mve_im2col_counts(shape: dict, pointwise: bool) -> dict[str, float]:
     """``conv_mve.c``'s columns: a pixel whose window is inside with kernel rows of at most 16
     bytes takes one predicated copy per kernel row (``i2c16_short_*``), the others the
@@ -282,12 +304,18 @@ def mve_im2col_counts(shape: dict, pointwise: bool) -> dict[str, float]:
     counts = im2col_counts({**shape, "depth_padded": depth_padded}, 16)
     counts["i2c16_depth_fill"] = 0
     rows_full, whole_x = shape["rows"][1], shape["cols"][2]
-    short = shape["n"] * rows_full * whole_x if shape["kernel_w"] * shape["channels"] <= 16 else 0
-    kernel_h, row_steps = shape["kernel_h"], math.ceil(shape["kernel_w"] * shape["channels"] / 16)
-    counts.update({"i2c16_pixels": counts["i2c16_pixels"] - short, "i2c16_rows": counts["i2c16_rows"] - short * kernel_h,
-                   "i2c16_whole_rows": counts["i2c16_whole_rows"] - short * kernel_h,
-                   "i2c16_whole_steps": counts["i2c16_whole_steps"] - short * kernel_h * row_steps,
-                   "i2c16_short_pixels": short, "i2c16_short_rows": short * kernel_h})
+    taps_row = shape["kernel_w"] * shape["channels"]
+    # the inside windows of whole 16-byte kernel rows (not a pointwise conv): one DLS/LE copy each
+    window = shape["n"] * rows_full * whole_x if not pointwise and taps_row % 16 == 0 else 0
+    short = shape["n"] * rows_full * whole_x if taps_row <= 16 and not window else 0
+    kernel_h, row_steps = shape["kernel_h"], math.ceil(taps_row / 16)
+    inside = short + window
+    counts.update({"i2c16_pixels": counts["i2c16_pixels"] - inside, "i2c16_rows": counts["i2c16_rows"] - inside * kernel_h,
+                   "i2c16_whole_rows": counts["i2c16_whole_rows"] - inside * kernel_h,
+                   "i2c16_whole_steps": counts["i2c16_whole_steps"] - inside * kernel_h * row_steps,
+                   "i2c16_short_pixels": short, "i2c16_short_rows": short * kernel_h,
+                   "i2c16_window_pixels": window, "i2c16_window_rows": window * kernel_h,
+                   "i2c16_window_steps": window * kernel_h * row_steps})
     if pointwise:
         pixels = shape["n"] * shape["out_h"] * shape["out_w"]
         share = pointwise_copied(pixels, shape["depth"], depth_padded) / pixels

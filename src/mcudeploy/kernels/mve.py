@@ -4,8 +4,12 @@ names ``<reference name>_mve``. Each is bit-exact with the reference kernel it r
 
 Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55 has both).
 
-* ``mve-conv``: int8 im2col (MVE copies), 2 pixels x 4 output channels, VMLADAVA.S8, the
-  input offset folded into the bias; scratch 2*Kp bytes (none for a pointwise 1x1 with
+* ``mve-conv``: int8 im2col (MVE copies; inside windows of whole 16-byte kernel rows by an
+  unpredicated DLS/LE loop), 2 pixels x 4 output channels, VMLADAVA.S8 (a naked-asm loop over
+  the blocks of a pair), the input offset folded into the bias, which (im2col convs) carries
+  the multipliers and shifts too, packed by block of four channels (:func:`packed_scales`: +8
+  bytes of flash per output channel, the call's multiplier / shift arrays stay); every weight
+  row read once per pixel pair; scratch 2*Kp bytes (none for a pointwise 1x1 with
   C % 16 == 0); a pointwise 1x1 reads its rows in place for any C (the Kp - K bytes past a
   row meet the zero padding of the weight rows; the last pair goes through the columns);
   blocks of 2 pixels, read first unless read in place.
@@ -106,9 +110,28 @@ def conv_scratch_bytes(node: Node) -> int:
                            aligned_pointwise=int(aligned))
 
 
+def packed_scales(bias: np.ndarray, multiplier, shift) -> np.ndarray:
+    """bias', multipliers and shifts of ``O`` channels -> ``ceil(O/4)`` blocks of 12 int32 (the
+    block's four bias', four multipliers, four shifts; channels >= O: 0, 0, -1), so that the
+    output stage of a block loads each with one post-increment vector load (conv_mve.c)."""
+    channels = bias.size
+    blocks = -(-channels // 4)
+    words = np.zeros((3, blocks * 4), dtype=np.int64)
+    words[2] = -1
+    words[0, :channels] = bias
+    words[1, :channels] = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))
+    words[2, :channels] = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
+    return np.ascontiguousarray(words.reshape(3, blocks, 4).transpose(1, 0, 2).reshape(-1).astype(np.int32))
+
+
 def dot_constants(node: Node, params) -> dict[int, np.ndarray]:
+    """Quad rows and bias'; a conv through im2col (not a pointwise conv read in place) takes
+    bias' packed with its multipliers and shifts (:func:`packed_scales`)."""
     rows = weight_rows(node)
-    return {1: quad_rows(rows), 2: folded_bias(node, params.input_offset, rows)}
+    bias = folded_bias(node, params.input_offset, rows)
+    if node.op == "Conv" and not _pointwise_in_place(node):
+        bias = packed_scales(bias, params.output_multiplier, params.output_shift)
+    return {1: quad_rows(rows), 2: bias}
 
 
 MVE_CONV = register(KernelVariant(
