@@ -82,7 +82,7 @@ def test_default_executor_is_the_cpu_code_and_every_command_agrees(cpu_code, ven
     assert npu.executor == "vendor-npu" and check_deployment(vendor) == []
     assert {layer.node for layer in npu.layers if layer.device == NPU} == would
     # the NPU figure is not the CPU code's: the Neural-ART runs ResNet-8 several times faster than
-    # the M55 (8.3x before the packed Helium 3x3 conv, 5.7x after; a factor, not a pinned figure)
+    # the M55 (over 10x before the packed Helium 3x3 conv, 8.3x after; a factor, not a pinned figure)
     assert npu.latency_us * 3 < result.latency_us
     assert "executor mcudeploy" in cpu_code.executor_line() and "vendor-npu 15 of them" in cpu_code.executor_line()
 
