@@ -44,6 +44,12 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
                              const mcu_channel_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                              const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
                              const mcu_dims *out_dims, int8_t *out);
+/* The same without the argument checks (the code generator makes them; the scratch of
+ * MCU_CONV2D_S8_MVE_SCRATCH_BYTES must be in ctx when that is > 0). */
+mcu_status mcu_conv2d_s8_mve_prechecked(const mcu_context *ctx, const mcu_conv_params *params,
+                                        const mcu_channel_quant *quant, const mcu_dims *in_dims, const int8_t *in,
+                                        const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
+                                        const mcu_dims *out_dims, int8_t *out);
 
 /* Depthwise conv, depth multiplier 1 (w_dims = {C, kH, kW, 1}, out c = in c), any kernel
  * size, stride, dilation and padding. G = ceil(C/8) groups of 8 channels. w: "group major",
@@ -72,6 +78,12 @@ mcu_status mcu_fully_connected_s8_mve(const mcu_context *ctx, const mcu_fc_param
                                       const mcu_fc_quant *quant, const mcu_dims *in_dims, const int8_t *in,
                                       const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
                                       const mcu_dims *out_dims, int8_t *out);
+/* The same without the argument checks (the code generator makes them; the scratch of
+ * MCU_FULLY_CONNECTED_S8_MVE_SCRATCH_BYTES(K) must be in ctx when that is > 0). */
+mcu_status mcu_fully_connected_s8_mve_prechecked(const mcu_context *ctx, const mcu_fc_params *params,
+                                                 const mcu_fc_quant *quant, const mcu_dims *in_dims,
+                                                 const int8_t *in, const mcu_dims *w_dims, const int8_t *w,
+                                                 const int32_t *bias, const mcu_dims *out_dims, int8_t *out);
 
 /* Add / Mul of two tensors of the output's shape (no broadcasting), any parameters the
  * reference accepts. Out may be in1 or in2. */

@@ -28,6 +28,9 @@
  *
  * Out c_stride (mcu_runtime.h): output pixel p at out + p * c_stride.
  *
+ * mcu_conv2d_s8_mve_prechecked skips the argument checks, which mcudeploy's code generator
+ * makes at generation time (a 1x1 conv of one pixel spent half its instructions on them).
+ *
  * Access order (for the overlap proof): every pair of pixels is copied into the scratch
  * columns (or, pointwise, read in place: its reads start at the pair's first pixel and its
  * stores come after them) before any of its outputs is written.
@@ -247,12 +250,25 @@ mcu_status mcu_conv2d_s8_mve(const mcu_context *ctx, const mcu_conv_params *para
         return MCU_ERR_ARG;
     }
     int32_t needed = mcu_conv2d_s8_mve_scratch_size(params, in_dims, w_dims, out_dims);
-    int32_t pointwise = is_pointwise(params, in_dims, w_dims, out_dims);
     if (needed > 0 && (ctx == NULL || ctx->buffer == NULL || ctx->size < needed)) {
         return MCU_ERR_SCRATCH;
     }
-    conv_shape shape = shape_of(params, in_dims, w_dims, out_dims, -quant->input_offset);
-    int32_t depth = shape.depth;
+    return mcu_conv2d_s8_mve_prechecked(ctx, params, quant, in_dims, in, w_dims, w, bias, out_dims, out);
+}
+
+mcu_status mcu_conv2d_s8_mve_prechecked(const mcu_context *ctx, const mcu_conv_params *params,
+                                        const mcu_channel_quant *quant, const mcu_dims *in_dims, const int8_t *in,
+                                        const mcu_dims *w_dims, const int8_t *w, const int32_t *bias,
+                                        const mcu_dims *out_dims, int8_t *out) {
+    int32_t pointwise = is_pointwise(params, in_dims, w_dims, out_dims);
+    int32_t depth = w_dims->h * w_dims->w * w_dims->c;
+    int32_t needed = MCU_CONV2D_S8_MVE_SCRATCH_BYTES(depth, pointwise && in_dims->c % 16 == 0);
+    /* the geometry of the im2col windows; a pointwise conv reads in place unless it copies */
+    conv_shape shape = {params, in_dims, w_dims, out_dims, depth, mcu_mve_row_length(depth), -quant->input_offset,
+                        0, 0, 0, 0, 0, 0};
+    if (!pointwise || needed > 0) {
+        shape = shape_of(params, in_dims, w_dims, out_dims, -quant->input_offset);
+    }
     mcu_mve_gemm_output output = {quant->multiplier, quant->shift, bias, pointwise ? NULL : bias,
                                   quant->output_offset, params->activation,
                                   mcu_mve_all_right_shifts(quant->shift, out_dims->c)};

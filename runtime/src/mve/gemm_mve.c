@@ -20,6 +20,11 @@
 #else
 #define MCU_MVE_INLINE static inline
 #endif
+#if defined(__GNUC__)
+#define MCU_MVE_NOINLINE __attribute__((noinline))   /* their register saves stay out of the callers */
+#else
+#define MCU_MVE_NOINLINE
+#endif
 
 
 #if MCU_MVE_NATIVE
@@ -125,7 +130,29 @@ static mcu_s32x4 dot_1x4(const int8_t *x0, const int8_t *w, int32_t chunks) {
 }
 #endif
 
-/* The last block of `rows` < 4 rows (interleaved 16 bytes at a time among themselves). */
+/* The last block of `rows` < 4 rows (interleaved 16 bytes at a time among themselves), one
+ * column: per 16 k one column load, `rows` weight loads and VMLADAVA, 2 of loop (a C loop over
+ * the rows spills the sums to the stack). Lanes past `rows`: 0. */
+#if MCU_MVE_NATIVE
+#define MCU_MVE_TAIL_LOOP(steps, ...)                                                           \
+    __asm__ volatile("1:\n\t" "vldrb.8 q0, [%[x]], #16\n\t" steps "subs %[n], %[n], #1\n\t" "bne 1b\n" \
+                     : __VA_ARGS__, [x] "+r"(x), [w] "+r"(w), [n] "+r"(chunks) : : "q0", "q2", "cc", "memory")
+#define MCU_MVE_TAIL_STEP(sum) "vldrb.8 q2, [%[w]], #16\n\t" "vmladava.s8 %[" sum "], q0, q2\n\t"
+static inline mcu_s32x4 dot_rows(const int8_t *x, const int8_t *w, int32_t chunks, int32_t rows) {
+    int32_t a0 = 0, a1 = 0, a2 = 0;
+    if (rows == 1) {
+        MCU_MVE_TAIL_LOOP(MCU_MVE_TAIL_STEP("a0"), [a0] "+Te"(a0));
+    } else if (rows == 2) {
+        MCU_MVE_TAIL_LOOP(MCU_MVE_TAIL_STEP("a0") MCU_MVE_TAIL_STEP("a1"), [a0] "+Te"(a0), [a1] "+Te"(a1));
+    } else {
+        MCU_MVE_TAIL_LOOP(MCU_MVE_TAIL_STEP("a0") MCU_MVE_TAIL_STEP("a1") MCU_MVE_TAIL_STEP("a2"),
+                          [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2));
+    }
+    return mcu_vset4_s32(a0, a1, a2, 0);
+}
+#undef MCU_MVE_TAIL_STEP
+#undef MCU_MVE_TAIL_LOOP
+#else
 static mcu_s32x4 dot_rows(const int8_t *x, const int8_t *w, int32_t chunks, int32_t rows) {
     int32_t acc[4] = {0, 0, 0, 0};
     for (int32_t g = 0; g < chunks; ++g) {
@@ -136,6 +163,7 @@ static mcu_s32x4 dot_rows(const int8_t *x, const int8_t *w, int32_t chunks, int3
     }
     return mcu_vset4_s32(acc[0], acc[1], acc[2], acc[3]);
 }
+#endif
 
 /* The scales of channels o..o+3: bias', multipliers, shifts, from the separate arrays or
  * (`packed`, a constant after inlining) from the packed blocks (mcu_mve_gemm.h); lanes past the
@@ -165,14 +193,19 @@ MCU_MVE_INLINE void tail_block(const mcu_mve_gemm_output *output, const int8_t *
                                int32_t packed) {
     mcu_pred lanes = mcu_vctp32(rows);
     quad_scales scales = scales_of(output, o, lanes, packed);
-    mcu_mve_scale scale = mcu_mve_scale_of(scales.multiplier, scales.shift);
     mcu_s32x4 low = mcu_vdup_s32(output->activation.min), high = mcu_vdup_s32(output->activation.max);
     for (int32_t which = 0; which < 2; ++which) {
         const int8_t *column = which == 0 ? column0 : column1;
         if (column != NULL) {
             mcu_s32x4 sums = mcu_vadd_s32(dot_rows(column, w, chunks, rows), scales.bias);
-            mcu_vst_s32_as_s8_p((which == 0 ? out0 : out1) + o,
-                                mcu_mve_output(sums, &scale, output->output_offset, low, high), lanes);
+            mcu_s32x4 values;
+            if (output->right_shifts) {
+                values = mcu_mve_output_right(sums, scales.multiplier, scales.shift, output->output_offset, low, high);
+            } else {
+                mcu_mve_scale scale = mcu_mve_scale_of(scales.multiplier, scales.shift);
+                values = mcu_mve_output(sums, &scale, output->output_offset, low, high);
+            }
+            mcu_vst_s32_as_s8_p((which == 0 ? out0 : out1) + o, values, lanes);
         }
     }
 }
@@ -272,18 +305,21 @@ MCU_MVE_INLINE void quad_blocks(const mcu_mve_gemm_output *output, const int8_t 
     }
 }
 
-static void quad_blocks_right(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
-                              const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
+MCU_MVE_NOINLINE static void quad_blocks_right(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                               const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
+                                               int8_t *out0, int8_t *out1) {
     quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 0);
 }
 
-static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
-                            const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
+MCU_MVE_NOINLINE static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                             const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
+                                             int8_t *out0, int8_t *out1) {
     quad_blocks(output, column0, column1, w, row, whole, out0, out1, 0, 0);
 }
 
-static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
-                               const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
+MCU_MVE_NOINLINE static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                                const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
+                                                int8_t *out0, int8_t *out1) {
     if (output->right_shifts) {   /* a single column or Kp = 16 */
         quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 1);
     } else {
@@ -400,10 +436,9 @@ static void packed_blocks(const mcu_mve_gemm_output *output, const int8_t *colum
 void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                   const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
     int32_t whole = channels & ~3;
-    if (output->right_shifts) {
-        quad_blocks_right(output, column0, column1, w, row, whole, out0, out1);
-    } else {
-        quad_blocks_any(output, column0, column1, w, row, whole, out0, out1);
+    if (whole > 0) {
+        (output->right_shifts ? quad_blocks_right : quad_blocks_any)(output, column0, column1, w, row, whole, out0,
+                                                                     out1);
     }
     if (whole < channels) {
         tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1, 0);

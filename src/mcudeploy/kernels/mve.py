@@ -137,7 +137,7 @@ def dot_constants(node: Node, params) -> dict[int, np.ndarray]:
 MVE_CONV = register(KernelVariant(
     "mve-conv", ("Conv",), "int8 conv, im2col + 2x4 VMLADAVA blocks (Helium)", rank=RANK, runs_on=has_mve,
     core_requirement=MVE_CORES, accepts=conv_accepts, scratch_bytes=conv_scratch_bytes, overlap="proved",
-    overlap_proof=conv_overlap, function_suffix="_mve",
+    overlap_proof=conv_overlap, function_suffix="_mve_prechecked",
     sources=("mve/conv_mve.c", "mve/gemm_mve.c"), headers=HEADERS, prepare_constants=dot_constants,
     scratch_check=scratch_call("mcu_conv2d_s8_mve_scratch_size")))
 
@@ -289,7 +289,7 @@ def fc_scratch_bytes(node: Node) -> int:
 MVE_FULLY_CONNECTED = register(KernelVariant(
     "mve-fully-connected", ("Gemm",), "int8 fully connected, 2x4 VMLADAVA blocks (Helium)", rank=RANK,
     runs_on=has_mve, core_requirement=MVE_CORES, accepts=fc_accepts, scratch_bytes=fc_scratch_bytes,
-    overlap="none", function_suffix="_mve", sources=("mve/fully_connected_mve.c", "mve/gemm_mve.c"),
+    overlap="none", function_suffix="_mve_prechecked", sources=("mve/fully_connected_mve.c", "mve/gemm_mve.c"),
     headers=HEADERS, prepare_constants=dot_constants,
     scratch_check=scratch_call("mcu_fully_connected_s8_mve_scratch_size")))
 
