@@ -305,21 +305,21 @@ MCU_MVE_INLINE void quad_blocks(const mcu_mve_gemm_output *output, const int8_t 
     }
 }
 
-MCU_MVE_NOINLINE static void quad_blocks_right(const mcu_mve_gemm_output *output, const int8_t *column0,
-                                               const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
-                                               int8_t *out0, int8_t *out1) {
+static void quad_blocks_right(const mcu_mve_gemm_output *output, const int8_t *column0,
+                              const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
+                              int8_t *out0, int8_t *out1) {
     quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 0);
 }
 
-MCU_MVE_NOINLINE static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *column0,
-                                             const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
-                                             int8_t *out0, int8_t *out1) {
+static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *column0,
+                            const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
+                            int8_t *out0, int8_t *out1) {
     quad_blocks(output, column0, column1, w, row, whole, out0, out1, 0, 0);
 }
 
-MCU_MVE_NOINLINE static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0,
-                                                const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
-                                                int8_t *out0, int8_t *out1) {
+static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0,
+                               const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
+                               int8_t *out0, int8_t *out1) {
     if (output->right_shifts) {   /* a single column or Kp = 16 */
         quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 1);
     } else {
@@ -433,16 +433,31 @@ static void packed_blocks(const mcu_mve_gemm_output *output, const int8_t *colum
 #endif
 }
 
-void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
-                  const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
+/* The whole blocks, then the remainder block; apart from mcu_mve_gemm so that a layer of fewer
+ * than four channels (a classifier's last FC) does not pay the register saves of the blocks. */
+MCU_MVE_NOINLINE static void gemm_blocks(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                         const int8_t *column1, const int8_t *w, int32_t row, int32_t channels,
+                                         int8_t *out0, int8_t *out1) {
     int32_t whole = channels & ~3;
-    if (whole > 0) {
-        (output->right_shifts ? quad_blocks_right : quad_blocks_any)(output, column0, column1, w, row, whole, out0,
-                                                                     out1);
+    if (output->right_shifts) {
+        quad_blocks_right(output, column0, column1, w, row, whole, out0, out1);
+    } else {
+        quad_blocks_any(output, column0, column1, w, row, whole, out0, out1);
     }
     if (whole < channels) {
         tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1, 0);
     }
+}
+
+MCU_MVE_NOINLINE static void gemm_tail(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                       const int8_t *column1, const int8_t *w, int32_t row, int32_t channels,
+                                       int8_t *out0, int8_t *out1) {
+    tail_block(output, column0, column1, w, row / 16, 0, channels, out0, out1, 0);
+}
+
+void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                  const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
+    (channels < 4 ? gemm_tail : gemm_blocks)(output, column0, column1, w, row, channels, out0, out1);
 }
 
 void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
