@@ -295,8 +295,9 @@ mcu_status mcu_conv2d_s8_mve_prechecked(const mcu_context *ctx, const mcu_conv_p
                 field(&shape, in, &at, column1);
             }
         }
-        mcu_mve_gemm(&output, first, pair ? second : NULL, w, shape.row, channels, out + pixel * pixel_stride,
-                     pair ? out + (pixel + 1) * pixel_stride : NULL);
+        (channels < 4 ? mcu_mve_gemm_few : mcu_mve_gemm)(&output, first, pair ? second : NULL, w, shape.row, channels,
+                                                         out + pixel * pixel_stride,
+                                                         pair ? out + (pixel + 1) * pixel_stride : NULL);
     }
     return MCU_OK;
 }

@@ -79,7 +79,8 @@ mcu_status mcu_fully_connected_s8_mve_prechecked(const mcu_context *ctx, const m
             first = columns;
             second = pair ? columns + row : NULL;
         }
-        mcu_mve_gemm(&output, first, second, w, row, units, out + r * units, pair ? out + (r + 1) * units : NULL);
+        (units < 4 ? mcu_mve_gemm_few : mcu_mve_gemm)(&output, first, second, w, row, units, out + r * units,
+                                                      pair ? out + (r + 1) * units : NULL);
     }
     return MCU_OK;
 }

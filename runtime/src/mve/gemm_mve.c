@@ -20,11 +20,6 @@
 #else
 #define MCU_MVE_INLINE static inline
 #endif
-#if defined(__GNUC__)
-#define MCU_MVE_NOINLINE __attribute__((noinline))   /* their register saves stay out of the callers */
-#else
-#define MCU_MVE_NOINLINE
-#endif
 
 
 #if MCU_MVE_NATIVE
@@ -433,11 +428,8 @@ static void packed_blocks(const mcu_mve_gemm_output *output, const int8_t *colum
 #endif
 }
 
-/* The whole blocks, then the remainder block; apart from mcu_mve_gemm so that a layer of fewer
- * than four channels (a classifier's last FC) does not pay the register saves of the blocks. */
-MCU_MVE_NOINLINE static void gemm_blocks(const mcu_mve_gemm_output *output, const int8_t *column0,
-                                         const int8_t *column1, const int8_t *w, int32_t row, int32_t channels,
-                                         int8_t *out0, int8_t *out1) {
+void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                  const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
     int32_t whole = channels & ~3;
     if (output->right_shifts) {
         quad_blocks_right(output, column0, column1, w, row, whole, out0, out1);
@@ -449,15 +441,9 @@ MCU_MVE_NOINLINE static void gemm_blocks(const mcu_mve_gemm_output *output, cons
     }
 }
 
-MCU_MVE_NOINLINE static void gemm_tail(const mcu_mve_gemm_output *output, const int8_t *column0,
-                                       const int8_t *column1, const int8_t *w, int32_t row, int32_t channels,
-                                       int8_t *out0, int8_t *out1) {
+void mcu_mve_gemm_few(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                      const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
     tail_block(output, column0, column1, w, row / 16, 0, channels, out0, out1, 0);
-}
-
-void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
-                  const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
-    (channels < 4 ? gemm_tail : gemm_blocks)(output, column0, column1, w, row, channels, out0, out1);
 }
 
 void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,

@@ -31,6 +31,10 @@ typedef struct {
 
 void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                   const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
+/* mcu_mve_gemm for 1..3 channels (a classifier's last layer): the remainder block alone, without
+ * the register saves of the four-channel blocks (two thirds of a 16 -> 2 layer's instructions). */
+void mcu_mve_gemm_few(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                      const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
 /* The same with output->packed (not NULL) read instead of bias / multiplier / shift. */
 void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                          const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
