@@ -279,6 +279,7 @@ mcu_status mcu_conv2d_s8_mve_prechecked(const mcu_context *ctx, const mcu_conv_p
         column_pairs(&shape, in, &output, w, column0, out);
         return MCU_OK;
     }
+    mcu_mve_gemm_function gemm = channels < 4 ? mcu_mve_gemm_few : mcu_mve_gemm;
     for (int32_t pixel = 0; pixel < count; pixel += 2) {
         int32_t pair = pixel + 1 < count;
         /* in place: a row of Kp > K bytes runs into the next pixel (zero weights there); the
@@ -295,9 +296,8 @@ mcu_status mcu_conv2d_s8_mve_prechecked(const mcu_context *ctx, const mcu_conv_p
                 field(&shape, in, &at, column1);
             }
         }
-        (channels < 4 ? mcu_mve_gemm_few : mcu_mve_gemm)(&output, first, pair ? second : NULL, w, shape.row, channels,
-                                                         out + pixel * pixel_stride,
-                                                         pair ? out + (pixel + 1) * pixel_stride : NULL);
+        gemm(&output, first, pair ? second : NULL, w, shape.row, channels, out + pixel * pixel_stride,
+             pair ? out + (pixel + 1) * pixel_stride : NULL);
     }
     return MCU_OK;
 }

@@ -68,6 +68,7 @@ mcu_status mcu_fully_connected_s8_mve_prechecked(const mcu_context *ctx, const m
                                   mcu_mve_all_right_shifts(quant->shift, units)};
     int32_t row = mcu_mve_row_length(depth);
     int8_t *columns = needed > 0 ? (int8_t *)ctx->buffer : NULL;
+    mcu_mve_gemm_function gemm = units < 4 ? mcu_mve_gemm_few : mcu_mve_gemm;
     for (int32_t r = 0; r < rows; r += 2) {
         int32_t pair = r + 1 < rows;
         const int8_t *first = in + r * depth, *second = pair ? in + (r + 1) * depth : NULL;
@@ -79,8 +80,7 @@ mcu_status mcu_fully_connected_s8_mve_prechecked(const mcu_context *ctx, const m
             first = columns;
             second = pair ? columns + row : NULL;
         }
-        (units < 4 ? mcu_mve_gemm_few : mcu_mve_gemm)(&output, first, second, w, row, units, out + r * units,
-                                                      pair ? out + (r + 1) * units : NULL);
+        gemm(&output, first, second, w, row, units, out + r * units, pair ? out + (r + 1) * units : NULL);
     }
     return MCU_OK;
 }

@@ -428,6 +428,25 @@ static void packed_blocks(const mcu_mve_gemm_output *output, const int8_t *colum
 #endif
 }
 
+/* The remainder block out of line: inlined, its asm and branches cost the quad loops of its
+ * caller registers (+1.3 % on a 96 -> 24 pointwise conv). */
+#if defined(__GNUC__)
+#define MCU_MVE_NOINLINE __attribute__((noinline))
+#else
+#define MCU_MVE_NOINLINE
+#endif
+MCU_MVE_NOINLINE static void tail_plain(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                        const int8_t *column1, const int8_t *w, int32_t chunks, int32_t o,
+                                        int32_t rows, int8_t *out0, int8_t *out1) {
+    tail_block(output, column0, column1, w, chunks, o, rows, out0, out1, 0);
+}
+
+MCU_MVE_NOINLINE static void tail_packed(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                         const int8_t *column1, const int8_t *w, int32_t chunks, int32_t o,
+                                         int32_t rows, int8_t *out0, int8_t *out1) {
+    tail_block(output, column0, column1, w, chunks, o, rows, out0, out1, 1);
+}
+
 void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                   const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1) {
     int32_t whole = channels & ~3;
@@ -437,7 +456,7 @@ void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, cons
         quad_blocks_any(output, column0, column1, w, row, whole, out0, out1);
     }
     if (whole < channels) {
-        tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1, 0);
+        tail_plain(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1);
     }
 }
 
@@ -453,6 +472,6 @@ void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column
         packed_blocks(output, column0, column1, w, row, whole, out0, out1);
     }
     if (whole < channels) {
-        tail_block(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1, 1);
+        tail_packed(output, column0, column1, w + whole * row, row / 16, whole, channels - whole, out0, out1);
     }
 }

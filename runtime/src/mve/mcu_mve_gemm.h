@@ -29,6 +29,10 @@ typedef struct {
     int32_t right_shifts;        /* mcu_mve_all_right_shifts(shift, O): the cheaper requantization */
 } mcu_mve_gemm_output;
 
+typedef void (*mcu_mve_gemm_function)(const mcu_mve_gemm_output *output, const int8_t *column0,
+                                      const int8_t *column1, const int8_t *w, int32_t row, int32_t channels,
+                                      int8_t *out0, int8_t *out1);
+
 void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                   const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
 /* mcu_mve_gemm for 1..3 channels (a classifier's last layer): the remainder block alone, without
