@@ -97,13 +97,19 @@ def gather_counts(shape: dict) -> dict[str, float]:
             "gather_run_bytes": run_rows * (run % 4)}
 
 
-def blocked_counts(pixels: int, channels: int, depth: int, block_c: int, lanes: int) -> dict[str, float]:
-    """2 pixels x ``block_c`` channels over ``ceil(depth / lanes)`` steps, and their remainders."""
+def blocked_counts(pixels: int, channels: int, depth: int, block_c: int, lanes: int,
+                   few: bool = False) -> dict[str, float]:
+    """2 pixels x ``block_c`` channels over ``ceil(depth / lanes)`` steps, and their remainders.
+    ``few``: a caller that sends fewer than ``block_c`` channels to the remainder block alone
+    (``mcu_mve_gemm_few``: the Helium fully connected and pointwise conv), whose calls skip
+    the register saves of the blocks (``g4_few_calls`` instead of ``g4_calls``)."""
     steps = math.ceil(depth / lanes)
     pairs, single = pixels // 2, pixels % 2
     blocks, tail = channels // block_c, channels % block_c
     prefix = f"g{block_c}_"
-    return {prefix + "calls": pairs + single, prefix + "pair_blocks": pairs * blocks,
+    few_calls = (pairs + single) if few and blocks == 0 else 0
+    extra = {prefix + "few_calls": few_calls} if few else {}
+    return {**extra, prefix + "calls": pairs + single - few_calls, prefix + "pair_blocks": pairs * blocks,
             prefix + "pair_steps": pairs * blocks * steps, prefix + "single_blocks": single * blocks,
             prefix + "single_steps": single * blocks * steps, prefix + "pair_tails": pairs * (tail > 0),
             prefix + "pair_tail_steps": pairs * tail * steps, prefix + "single_tails": single * (tail > 0),
@@ -264,7 +270,7 @@ def conv_variant_counts(shape: dict, pointwise: bool) -> dict[str, float]:
     block = dsp_conv_block(shape)
     dsp = (blocked_counts(pixels, out_channels, math.ceil(depth / 4) * 4, 2, 4) if block == 2 else
            quad_counts(pixels, out_channels, math.ceil(depth / 4) * 4, block))
-    mve = blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16)
+    mve = blocked_counts(pixels, out_channels, math.ceil(depth / 16) * 16, 4, 16, few=pointwise)
     features = {**dsp, **mve, **packed_pair_counts(shape, pointwise)}
     if pointwise:
         features.update({"pw4_pixels": pixels, "pw4_words": pixels * (channels // 4),
@@ -398,4 +404,4 @@ def fully_connected_variant_counts(rows: int, units: int, depth: int) -> dict[st
             "fcd_tail": (quads + pairs + singles) * tail, "fcd_tail_macs": rows * units * tail,
             "fcd_outputs": rows * units,
             "fcm_copy_rows": rows if depth % 16 else 0, "fcm_copy_steps": copied,
-            **blocked_counts(rows, units, math.ceil(depth / 16) * 16, 4, 16)}
+            **blocked_counts(rows, units, math.ceil(depth / 16) * 16, 4, 16, few=True)}
