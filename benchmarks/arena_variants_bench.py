@@ -28,7 +28,7 @@ import mcudeploy
 from mcudeploy.driver import deploy
 from mcudeploy.estimate import estimate
 from mcudeploy.options import DeploymentOptions
-from paths import INT8_MODELS, RESULTS, SHARED_MODELS
+from paths import INT8_MODELS, RESULTS, SHARED_MODELS, git_commit
 
 log = logging.getLogger("arena_variants_bench")
 TARGETS = {"mps2-an386": "Cortex-M4", "stm32h743": "Cortex-M7", "stm32n6": "Cortex-M55"}
@@ -115,7 +115,7 @@ def render(rows: list[dict], command: str, seconds: float, load: tuple[float, fl
     costs = sum(1 for row in rows if row["auto"]["arena"] > row["reference"]["arena"])
     header = [
         "# Arena of the default plan vs the reference-kernel plan (issue 25)", "",
-        f"Command: `{command}` ({seconds:.0f} s). mcudeploy {mcudeploy.__version__}, Python "
+        f"Command: `{command}` ({seconds:.0f} s). mcudeploy {mcudeploy.__version__} (commit {git_commit()}), Python "
         f"{platform.python_version()}, {platform.machine()}; machine load (1/5/15 min) "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.", "",
         "`reference`: the portable kernels everywhere; default (`auto`): every fast variant the core runs "

@@ -44,7 +44,7 @@ from mcudeploy.driver import deploy  # noqa: E402
 from mcudeploy.ir import get_op  # noqa: E402
 from mcudeploy.options import DeploymentOptions  # noqa: E402
 from mcudeploy.reference.int_executor import run_int  # noqa: E402
-from paths import REPO, RESULTS, SHARED_MODELS  # noqa: E402
+from paths import RESULTS, SHARED_MODELS, git_commit  # noqa: E402
 
 log = logging.getLogger("cmsis_nn_bench")
 MOBILENET = "MobileNetV2 0.5 128"
@@ -311,8 +311,7 @@ def write_markdown(rows: list[dict], meta: dict) -> str:
 
 
 def _meta(args, start: float, load_start: float) -> dict:
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit()
     command = "python benchmarks/cmsis_nn_bench.py " + " ".join(sys.argv[1:])
     return {"command": command.strip(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "load_start": load_start, "load_end": os.getloadavg()[0], "seconds": time.time() - start,

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paths import REPO, RESULTS
+from paths import REPO, RESULTS, git_commit
 
 sys.path.insert(0, str(REPO / "tools"))
 
@@ -96,8 +96,7 @@ def machine() -> str:
     """Versions, commit and load: what the figures were measured with."""
     import os
     import platform
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit()
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"commit {commit or 'unknown'}, Python {platform.python_version()}, numpy {np.__version__}, "

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paths import REPO, RESULTS
+from paths import REPO, RESULTS, git_commit
 
 sys.path.insert(0, str(REPO / "tools"))
 
@@ -83,8 +83,7 @@ def search(model: Path, seconds: float, log: Path) -> dict:
 
 
 def machine() -> str:
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     import mcudeploy
     library = Path(mcudeploy.__file__).resolve().parents[1]
