@@ -49,3 +49,35 @@ def test_chain_under_qemu(family):
     graph, feeds = chain_graph(5)
     wrong, _ = mismatches(graph, feeds, *FAMILIES[family])
     assert not wrong, wrong
+
+
+def small_depth_cases() -> list[dict]:
+    """Every K in 1..17 for the fully connected and the pointwise conv, with 1-3 outputs (the
+    remainder block alone: mcu_mve_gemm_few) and 4-5 (a whole block and a tail), one and two
+    rows / pixels (the single and the paired column), zero points at the extremes."""
+    cases = []
+    for depth in range(1, 18):
+        units = (1, 2, 3, 5)[depth % 4]
+        rows = 1 + depth % 3
+        extreme = (None, "low", "high")[depth % 3]
+        cases.append({"op": "Gemm", "shape": (rows, depth), "out": units, "zero_point": extreme})
+        cases.append({"op": "Conv", "shape": (1, 1 + depth % 2, 1 + depth % 3, depth), "kernel": (1, 1),
+                      "out": (1, 2, 3, 4)[(depth + 1) % 4], "zero_point": extreme})
+    return cases
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_small_depths_and_few_outputs_on_the_host(family):
+    graph, feeds = case_graph(small_depth_cases(), 7)
+    wrong, deployment = mismatches(graph, feeds, FAMILIES[family][0], "host")
+    assert not wrong, wrong
+    assert sum(count for name, count in deployment.kernels.counts().items() if name.startswith(family)) >= 30
+
+
+@pytest.mark.slow
+@needs_toolchain
+@pytest.mark.parametrize("family", FAMILIES)
+def test_small_depths_and_few_outputs_under_qemu(family):
+    graph, feeds = case_graph(small_depth_cases(), 8)
+    wrong, _ = mismatches(graph, feeds, *FAMILIES[family])
+    assert not wrong, wrong
