@@ -23,7 +23,13 @@ Variant: technique; scratch; overlap rule. Ranked above the DSP variants (an M55
   the input), with the exact :func:`band_overlap` (one-pass band: after output row y only input
   rows from y*sh - pt + kH on are read) as the alternative the final plan may keep instead.
 * ``mve-fully-connected``: the conv's 2x4 blocks with rows as pixels; scratch 2*Kp when
-  K % 16 != 0; no overlap.
+  K % 16 != 0; no overlap. 1-3 units (a classifier's last layer) take the remainder block
+  alone (``mcu_mve_gemm_few``), as does a pointwise conv of 1-3 output channels.
+
+The conv and fully connected calls go to ``mcu_conv2d_s8_mve_prechecked`` /
+``mcu_fully_connected_s8_mve_prechecked``: the C argument checks are the code generator's
+(made at generation time), so a tiny layer does not pay them on every call (a 1x1 conv of
+one pixel, 256 -> 2: 938 -> 438 instructions with the remainder-block changes).
 * ``mve-elementwise``: Add / Mul without broadcasting, 4 elements per int32 vector; no
   scratch; the reference proof.
 * ``mve-pool``: average (8 channels, 16-bit sums, windows <= 256) and max (16 channels,
