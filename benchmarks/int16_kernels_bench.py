@@ -38,7 +38,7 @@ from mcudeploy.ir import get_op  # noqa: E402
 from mcudeploy.options import DeploymentOptions  # noqa: E402
 from mcudeploy.reference.int_executor import run_int  # noqa: E402
 from mcudeploy.validate.qemu import run_qemu  # noqa: E402
-from paths import RESULTS, SHARED_MODELS  # noqa: E402
+from paths import RESULTS, SHARED_MODELS, git_commit  # noqa: E402
 
 CORES = {"M4": ("stm32h743", "qemu-m4"), "M55": ("stm32n6", "qemu-m55")}
 MODELS = {"resnet8_float.tflite": (32, 32, 3), "mobilenetv1_vww_float.tflite": (96, 96, 3)}
@@ -115,7 +115,7 @@ def write_markdown(rows: list[dict], load: str) -> str:
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     lines = ["# 16x8 kernel variants (int16 activations x int8 weights) against the reference 16x8 kernels", "",
              f"`python benchmarks/int16_kernels_bench.py` on {platform.machine()} ({os.cpu_count()} CPUs, load "
-             f"average {load} at the start); {gcc}; {qemu}. Models: the float MLPerf originals quantized 16x8 by "
+             f"average {load} at the start); mcudeploy commit {git_commit()}; {gcc}; {qemu}. Models: the float MLPerf originals quantized 16x8 by "
              "`mcudeploy quantize --int16 <every node but the Softmax> --int8-io` (seeded random calibration). "
              "M4 = target stm32h743 (DSP variants) on QEMU mps2-an386; M55 = target stm32n6 (Helium variants) "
              "on QEMU mps3-an547. Instructions per inference at -O2 (SysTick under `-icount shift=0`), "
