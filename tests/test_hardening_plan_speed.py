@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import OrderedDict
 
 import pytest
 from onnx import helper
@@ -38,7 +39,7 @@ def quadratic_search(problem, count, beam_width, deadline):
             following = dict(sorted(following.items(), key=lambda item: item[1][:2])[:beam_width])
         history.append(following)
         level = following
-    return history, exact, states
+    return history, exact, states, False
 
 
 def quadratic_greedy(ordered):
@@ -95,6 +96,8 @@ def test_placements_equal_the_quadratic_versions(seed):
 @pytest.mark.parametrize("model", INT8_MODELS[:5] + ["onnx/mobilenetv2_0.5_128.onnx"])
 def test_schedules_equal_the_quadratic_search(model, monkeypatch):
     graph = load_model(shared_model(model))
+    monkeypatch.setattr(schedule, "_SEARCHED", OrderedDict())   # both searches run, none is remembered
+    monkeypatch.setattr(schedule, "SEARCHED_KEPT", 0)
     fast = schedule.schedule(graph, beam_width=16)
     monkeypatch.setattr(schedule, "_search", quadratic_search)
     slow = schedule.schedule(graph, beam_width=16)
@@ -112,3 +115,28 @@ def test_plan_of_a_10000_node_chain_takes_seconds(tmp_path, monkeypatch, capsys,
     started = time.process_time()
     assert main(["plan", str(path), "--json", str(tmp_path / "p.json")]) == 0
     assert time.process_time() - started < 30     # 80-270 s before issue 16; ~3-5 s now
+
+
+def test_a_searched_order_is_remembered_by_problem(monkeypatch):
+    """The same scheduling problem (another graph object with the same structure and sizes)
+    takes the remembered order without searching; a different scratch or alignment, a
+    narrower beam, or a search cut by its deadline is searched (and the last not kept)."""
+    monkeypatch.setattr(schedule, "_SEARCHED", OrderedDict())
+    searched = []
+    real = schedule._search
+
+    def counted(*args):
+        searched.append(args[2])
+        return real(*args)
+    monkeypatch.setattr(schedule, "_search", counted)
+    model = "mlperf_tiny/mobilenetv1_vww_int8.tflite"
+    first = schedule.schedule(load_model(shared_model(model)), beam_width=16)
+    again = schedule.schedule(load_model(shared_model(model)), beam_width=16)
+    assert len(searched) == 1 and (again.order, again.peak, again.exact) == (first.order, first.peak, first.exact)
+    schedule.schedule(load_model(shared_model(model)), beam_width=8)
+    schedule.schedule(load_model(shared_model(model)), beam_width=16, alignment=64)
+    schedule.schedule(load_model(shared_model(model)), beam_width=16, scratch_bytes=lambda node: 4096)
+    assert len(searched) == 4
+    cut = schedule.schedule(load_model(shared_model("onnx/mobilenetv2_0.5_128.onnx")), beam_width=64, time_limit=0.0)
+    schedule.schedule(load_model(shared_model("onnx/mobilenetv2_0.5_128.onnx")), beam_width=64, time_limit=0.0)
+    assert not cut.exact and len(searched) == 6
