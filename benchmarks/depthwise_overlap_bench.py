@@ -15,14 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import platform
-import subprocess
 import sys
 from pathlib import Path
 
 import mcudeploy.kernels.mve as mve
 from mcudeploy.driver import deploy
 from mcudeploy.options import DeploymentOptions
-from paths import INT8_MODELS, RESULTS, SHARED_MODELS
+from paths import INT8_MODELS, RESULTS, SHARED_MODELS, git_commit
 
 log = logging.getLogger("depthwise_overlap_bench")
 TARGET = "stm32n6"
@@ -50,7 +49,7 @@ def with_proof(proof) -> dict[str, tuple[int, int]]:
 def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     stricter, band = with_proof(mve.depthwise_overlap), with_proof(mve.band_overlap)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = git_commit()
     lines = ["# Helium depthwise: the plan's overlap distance and the M55 arena", "",
              f"`python benchmarks/{Path(__file__).name}` at {commit} on {platform.machine()} ({os.cpu_count()} CPUs, "
              f"load average {os.getloadavg()[0]:.1f}); Python {platform.python_version()}; target {TARGET}, "

@@ -25,7 +25,7 @@ from mcudeploy.estimate.latency_fit import FittedModel, fit
 from mcudeploy.estimate.profiles import core_models
 from mcudeploy.estimate.published import published_rows
 from mcudeploy.options import DeploymentOptions
-from paths import REPO, SHARED, SHARED_MODELS
+from paths import REPO, SHARED, SHARED_MODELS, git_commit
 
 CSVS = [SHARED / "data" / "published_latency" / "mlperf_tiny_stm32.csv",
         REPO / "tools" / "data" / "published_latency_extra.csv"]
@@ -91,11 +91,10 @@ def run_facts() -> dict:
     """Command, versions, commit and machine load of this run (the results file records them)."""
     import os
     import platform
-    import subprocess
     import sys
 
     import numpy
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    commit = git_commit()
     return {"command": " ".join(["python benchmarks/estimate_bench.py", *sys.argv[1:]]).strip(),
             "python": platform.python_version(), "numpy": numpy.__version__, "git_commit": commit,
             "load_average_1min": os.getloadavg()[0], "cpus": os.cpu_count()}

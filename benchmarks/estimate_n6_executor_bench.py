@@ -35,7 +35,7 @@ from mcudeploy.estimate import estimate
 from mcudeploy.options import DeploymentOptions
 from mcudeploy.search import SearchRequest, run_search
 from mcudeploy.validate.generated_code import random_integer_feeds, run_generated
-from paths import REPO, RESULTS, SHARED_MODELS
+from paths import RESULTS, SHARED_MODELS, git_commit
 
 log = logging.getLogger("estimate_n6_executor_bench")
 OUT = RESULTS / "estimate_n6_executor.md"
@@ -88,8 +88,7 @@ def run_model(model: str) -> dict:
 
 def facts() -> dict:
     import numpy
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit()
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()
     return {"command": " ".join(["python benchmarks/estimate_n6_executor_bench.py", *sys.argv[1:]]),
             "git": commit, "python": platform.python_version(), "numpy": numpy.__version__,

@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from paths import REPO, RESULTS
+from paths import REPO, RESULTS, git_commit
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
@@ -241,8 +241,7 @@ def main() -> None:
     results = {"command": "python benchmarks/search_unet_bench.py " + " ".join(sys.argv[1:]),
                "machine": f"{platform.machine()} ({os.cpu_count()} CPUs), Python {platform.python_version()}",
                "load_before": os.getloadavg()[0], "sizes": {},
-               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                        cwd=REPO).stdout.strip() or "unknown"}
+               "commit": git_commit()}
     for size in arguments.sizes:
         model = quantized_unet(size, arguments.cache)
         if str(size) in given:
