@@ -300,21 +300,18 @@ MCU_MVE_INLINE void quad_blocks(const mcu_mve_gemm_output *output, const int8_t 
     }
 }
 
-static void quad_blocks_right(const mcu_mve_gemm_output *output, const int8_t *column0,
-                              const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
-                              int8_t *out0, int8_t *out1) {
+static void quad_blocks_right(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                              const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
     quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 0);
 }
 
-static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *column0,
-                            const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
-                            int8_t *out0, int8_t *out1) {
+static void quad_blocks_any(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                            const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
     quad_blocks(output, column0, column1, w, row, whole, out0, out1, 0, 0);
 }
 
-static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0,
-                               const int8_t *column1, const int8_t *w, int32_t row, int32_t whole,
-                               int8_t *out0, int8_t *out1) {
+static void quad_blocks_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
+                               const int8_t *w, int32_t row, int32_t whole, int8_t *out0, int8_t *out1) {
     if (output->right_shifts) {   /* a single column or Kp = 16 */
         quad_blocks(output, column0, column1, w, row, whole, out0, out1, 1, 1);
     } else {
