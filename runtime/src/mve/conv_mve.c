@@ -279,7 +279,7 @@ mcu_status mcu_conv2d_s8_mve_prechecked(const mcu_context *ctx, const mcu_conv_p
         column_pairs(&shape, in, &output, w, column0, out);
         return MCU_OK;
     }
-    mcu_mve_gemm_function gemm = channels < 4 ? mcu_mve_gemm_few : mcu_mve_gemm;
+    mcu_mve_gemm_function gemm = mcu_mve_gemm_for(channels);
     for (int32_t pixel = 0; pixel < count; pixel += 2) {
         int32_t pair = pixel + 1 < count;
         /* in place: a row of Kp > K bytes runs into the next pixel (zero weights there); the

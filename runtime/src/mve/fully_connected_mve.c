@@ -68,7 +68,7 @@ mcu_status mcu_fully_connected_s8_mve_prechecked(const mcu_context *ctx, const m
                                   mcu_mve_all_right_shifts(quant->shift, units)};
     int32_t row = mcu_mve_row_length(depth);
     int8_t *columns = needed > 0 ? (int8_t *)ctx->buffer : NULL;
-    mcu_mve_gemm_function gemm = units < 4 ? mcu_mve_gemm_few : mcu_mve_gemm;
+    mcu_mve_gemm_function gemm = mcu_mve_gemm_for(units);
     for (int32_t r = 0; r < rows; r += 2) {
         int32_t pair = r + 1 < rows;
         const int8_t *first = in + r * depth, *second = pair ? in + (r + 1) * depth : NULL;

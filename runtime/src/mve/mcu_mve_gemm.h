@@ -39,6 +39,10 @@ void mcu_mve_gemm(const mcu_mve_gemm_output *output, const int8_t *column0, cons
  * the register saves of the four-channel blocks (two thirds of a 16 -> 2 layer's instructions). */
 void mcu_mve_gemm_few(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                       const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
+/* The one of the two for `channels` outputs (fewer than four: mcu_mve_gemm_few). */
+static inline mcu_mve_gemm_function mcu_mve_gemm_for(int32_t channels) {
+    return channels < 4 ? mcu_mve_gemm_few : mcu_mve_gemm;
+}
 /* The same with output->packed (not NULL) read instead of bias / multiplier / shift. */
 void mcu_mve_gemm_packed(const mcu_mve_gemm_output *output, const int8_t *column0, const int8_t *column1,
                          const int8_t *w, int32_t row, int32_t channels, int8_t *out0, int8_t *out1);
